@@ -1,0 +1,39 @@
+# The two commands that matter: `make run` and `make test`. Everything else supports them.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test test-services lint format migrate demo clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $$(sh scripts/find-python.sh) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+## make run: install, migrate, create demo tables, serve http://127.0.0.1:8000 (SQLite, in-memory channel layer)
+run: $(STAMP)
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+## make test: the whole suite on the embedded default (SQLite); PostgreSQL/Redis tests skip without their URLs
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## make test-services: only the tests that need real PostgreSQL and Redis (set DATABASE_URL and REDIS_URL)
+test-services: $(STAMP)
+	$(PY) -m pytest -m "postgres or redis" --create-db $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) db.sqlite3 test_db.sqlite3 staticfiles .pytest_cache

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TablesConfig(AppConfig):
+    name = "tables"
+    verbose_name = "Tables"

@@ -1,0 +1,96 @@
+"""Shared test fixtures: markers that need real services, a live Daphne server, and a real Chromium."""
+
+import os
+import shutil
+
+import pytest
+from django.db import connection
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests run last: Playwright's sync API leaves an event loop running behind it."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    on_postgres = connection.vendor == "postgresql"
+    has_redis = bool(os.environ.get("REDIS_URL"))
+    for item in items:
+        if item.get_closest_marker("postgres") and not on_postgres:
+            item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
+        if item.get_closest_marker("redis") and not has_redis:
+            item.add_marker(pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://..."))
+
+
+@pytest.fixture(scope="session")
+def live_site(django_db_setup, django_db_blocker):
+    """A real Daphne server (HTTP and websockets) in a child process, serving the test database.
+
+    Tests that use it must commit their data (use `transactional_db`), since the server runs in another process.
+    Yields the base URL, e.g. "http://127.0.0.1:53211".
+    """
+    from daphne.testing import DaphneProcess
+    from django.db import connections
+
+    connections.close_all()
+    process = DaphneProcess(host="127.0.0.1", get_application=_live_application, setup=_close_inherited_connections)
+    process.start()
+    if not process.ready.wait(timeout=20):
+        process.terminate()
+        raise RuntimeError("Daphne did not start")
+    yield f"http://127.0.0.1:{process.port.value}"
+    process.terminate()
+    process.join(timeout=10)
+
+
+def _live_application():
+    from channels.routing import get_default_application
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    return ASGIStaticFilesHandler(get_default_application())
+
+
+def _close_inherited_connections():
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        conn.close()
+
+
+@pytest.fixture(scope="session")
+def chromium_executable():
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium is required in CI (apt-get install -y chromium)")
+        pytest.skip("no Chromium installed: apt-get install -y chromium")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable):
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=chromium_executable, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, live_site):
+    """A fresh browser context and page; `page.goto(live_site + "/...")`."""
+    context = browser.new_context(base_url=live_site)
+    tab = context.new_page()
+    tab.set_default_timeout(10_000)
+    yield tab
+    tab.close()
+    context.close()
