@@ -1,0 +1,19 @@
+"""The blackjack engine: pure Python, no Django, no I/O, no clock, no global random state."""
+
+from .cards import RANKS, SUITS, card_value, hand_value, is_blackjack, new_deck_order
+from .errors import EngineError
+from .rules import PRESETS, RuleSet, get_preset, parse_rules
+
+__all__ = [
+    "PRESETS",
+    "RANKS",
+    "SUITS",
+    "EngineError",
+    "RuleSet",
+    "card_value",
+    "get_preset",
+    "hand_value",
+    "is_blackjack",
+    "new_deck_order",
+    "parse_rules",
+]
