@@ -29,6 +29,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://..."))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI a browser test may not skip: a skipped browser test is a failed one."""
+    report = yield
+    if os.environ.get("CI") and report.skipped and item.get_closest_marker("browser"):
+        report.outcome = "failed"
+        report.longrepr = f"browser test skipped under CI: {report.longrepr}"
+    return report
+
+
 @pytest.fixture(scope="session")
 def live_site(django_db_setup, django_db_blocker):
     """A real Daphne server (HTTP and websockets) in a child process, serving the test database.
