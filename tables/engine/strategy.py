@@ -1,0 +1,206 @@
+"""Basic strategy computed from the rules: expected values of every option, not a copied chart.
+
+What is computed, per dealer upcard (value 1 = ace .. 10), in units of the initial bet:
+
+- The dealer's final total is enumerated exactly (`dealer.dealer_distribution`) by the table's soft-17 rule,
+  over the shoe of `rules.decks` decks minus the upcard (and minus the player's two cards, below),
+  conditioned on no dealer blackjack.
+- Two-card hands: for every pair of card values, that pair and the upcard are removed from the shoe; the
+  dealer distribution and the player's draws use what is left. The options of each two-card total (and of
+  each pair) are the probability-weighted average over the value pairs making it: a total-dependent
+  strategy, as published charts are. Later hands (three cards or more) use the shoe minus the upcard only.
+- Within a hand the player's further cards are drawn with fixed probabilities (no removal after the first
+  two), so a split's hands and resplits are independent draws (`_ev.UpcardModel.split`).
+- Options: stand, hit, double (two cards, `double_on`), split (pairs, `max_split_hands`, resplit aces, one
+  card on split aces unless `hit_split_aces`, doubling after a split with `double_after_split`), surrender.
+  A charlie rule makes values depend on the number of cards; later hands are computed per card count.
+- The dealer's blackjack: at a peek table the player decides knowing there is none (late surrender is
+  compared with -0.5 directly). Early surrender is decided before the peek, so there every other option also
+  loses the original bet to a blackjack. In the no-hole-card game every option loses to a blackjack: a
+  double 2 bets, a split its expected wager (1 bet each with `original_bets_only`), a surrender its whole
+  bet (see `rules`).
+- Not modelled: the suited 6-7-8 bonus (a rare side payment) and insurance (basic strategy never insures).
+
+For each hand the options are ranked by expected value; `Strategy.decide` returns the best one that the
+round allows, so a double falls back to hit or to stand, whichever is worth more, and a surrender to its
+next best.
+"""
+
+from collections.abc import Collection
+from functools import lru_cache
+from typing import Any
+
+from . import dealer
+from ._ev import HandValues, UpcardModel, best_total
+from .cards import CARD_VALUES
+from .rules import RuleSet
+
+UPCARD_LABELS = {1: "A", 10: "T"} | {value: str(value) for value in range(2, 10)}
+CHART_UPCARDS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 1)
+_ACTION_LETTERS = {"hit": "h", "stand": "s", "split": "p", "double": "d", "surrender": "r"}
+
+
+class Strategy:
+    """A computed basic strategy for one rule set: ranked options per (upcard, hand)."""
+
+    def __init__(
+        self, rules: RuleSet, rankings: dict[tuple, tuple[str, ...]], values: dict[tuple, dict]
+    ) -> None:
+        self.rules = rules
+        self._rankings = rankings
+        self._values = values
+        self._charlie = rules.charlie
+
+    def decide(self, cards: list[str], dealer_up: str, allowed: Collection[str]) -> str:
+        """The best option for `cards` against the upcard `dealer_up` among the `allowed` actions."""
+        values = [CARD_VALUES[card] for card in cards]
+        key = self._key(values, CARD_VALUES[dealer_up])
+        for action in self._rankings[key]:
+            if action in allowed:
+                return action
+        raise ValueError(f"none of the actions {sorted(allowed)} is a playing decision")
+
+    def insurance(self) -> bool:
+        """Basic strategy never takes insurance (nor even money)."""
+        return False
+
+    def expected_values(self, cards: list[str], dealer_up: str) -> dict[str, float]:
+        """Expected value of each option of this hand in initial bets (the numbers behind `decide`)."""
+        values = [CARD_VALUES[card] for card in cards]
+        return dict(self._values[self._key(values, CARD_VALUES[dealer_up])])
+
+    def _key(self, values: list[int], up: int) -> tuple:
+        count = len(values)
+        if count == 2 and values[0] == values[1]:
+            return up, "pair", values[0]
+        total, soft = best_total(sum(values), 1 in values)
+        if count == 2:
+            return up, total, soft, 2
+        return up, total, soft, min(count, self._charlie) if self._charlie else 3
+
+    def chart(self) -> dict[str, Any]:
+        """Two-card decisions for display: rows of hard totals, soft totals and pairs against upcards 2..A.
+
+        Codes: H hit, S stand, D double (else hit), Ds double (else stand), P split, Rh/Rs/Rp surrender (else
+        hit/stand/split).
+        """
+        rows: dict[str, Any] = {"upcards": [UPCARD_LABELS[up] for up in CHART_UPCARDS]}
+        rows["hard"] = {
+            str(total): {UPCARD_LABELS[up]: self._code((up, total, False, 2)) for up in CHART_UPCARDS}
+            for total in range(5, 21)
+        }
+        rows["soft"] = {
+            str(total): {UPCARD_LABELS[up]: self._code((up, total, True, 2)) for up in CHART_UPCARDS}
+            for total in range(13, 21)
+        }
+        rows["pairs"] = {
+            UPCARD_LABELS[pair]: {UPCARD_LABELS[up]: self._code((up, "pair", pair)) for up in CHART_UPCARDS}
+            for pair in (1, *range(2, 11))
+        }
+        return rows
+
+    def _code(self, key: tuple) -> str:
+        ranking = self._rankings[key]
+        best = ranking[0]
+        if best == "double":
+            fallback = next(action for action in ranking if action in ("hit", "stand"))
+            return "D" if fallback == "hit" else "Ds"
+        if best == "surrender":
+            return "R" + _ACTION_LETTERS[ranking[1]]
+        return {"hit": "H", "stand": "S", "split": "P"}[best]
+
+
+@lru_cache(maxsize=32)
+def basic_strategy(rules: RuleSet) -> Strategy:
+    """The basic strategy for `rules` (computed once per rule set, about a second)."""
+    values: dict[tuple, dict[str, float]] = {}
+    full = dealer.composition(rules.decks)
+    later_counts = range(3, rules.charlie + 1) if rules.charlie else (3,)
+    for up in range(1, 11):
+        counts = dealer.remove(full, up)
+        model = _model(rules, up, counts)
+        for cards in later_counts:
+            for hard, has_ace in _HANDS:
+                total, soft = best_total(hard, has_ace)
+                values[(up, total, soft, cards)] = _option_values(
+                    rules, model.values(hard, has_ace, cards, None), model.p_blackjack, two_cards=False
+                )
+        two_cards = _two_card_values(rules, up, counts)
+        for hard, has_ace in _HANDS:
+            # Totals no two-card deal makes (hard 20, soft 21 after a split...) play like later hands.
+            total, soft = best_total(hard, has_ace)
+            two_cards.setdefault((up, total, soft, 2), values[(up, total, soft, 3)])
+        values.update(two_cards)
+    rankings = {
+        key: tuple(sorted(options, key=lambda action, options=options: -options[action]))
+        for key, options in values.items()
+    }
+    return Strategy(rules, rankings, values)
+
+
+# Every hand state after a hit: hard totals 4..21 and soft totals 12..21 (hard 2..11 with an ace).
+_HANDS = [(hard, False) for hard in range(4, 22)] + [(hard, True) for hard in range(2, 12)]
+
+
+def _model(rules: RuleSet, up: int, counts: dealer.Composition) -> UpcardModel:
+    draw = tuple(count / sum(counts) for count in counts)
+    dealer_no_bj = dealer.dealer_distribution(
+        up, counts, hits_soft_17=rules.dealer_hits_soft_17, no_blackjack=True
+    )
+    return UpcardModel(rules, draw, dealer_no_bj, dealer.blackjack_probability(up, counts))
+
+
+def _two_card_values(rules: RuleSet, up: int, counts: dealer.Composition) -> dict[tuple, dict[str, float]]:
+    """Options of two-card hands: each pair of card values with its own cards removed, averaged per total."""
+    sums: dict[tuple, dict[str, float]] = {}
+    weights: dict[tuple, float] = {}
+    for first in range(1, 11):
+        for second in range(first, 11):
+            if first + second == 11 and 1 in (first, second):
+                continue  # a blackjack is not played
+            left = counts[first - 1] - (first == second)
+            weight = counts[first - 1] * left * (1 if first == second else 2)
+            if weight <= 0:
+                continue
+            model = _model(rules, up, dealer.remove(counts, first, second))
+            hard, has_ace = first + second, first == 1
+            if first == second:
+                key = (up, "pair", first)
+                options = model.values(hard, has_ace, 2, first)
+            else:
+                total, soft = best_total(hard, has_ace)
+                key = (up, total, soft, 2)
+                options = model.values(hard, has_ace, 2, None)
+            accumulated = sums.setdefault(key, {})
+            for action, ev in _option_values(rules, options, model.p_blackjack, two_cards=True).items():
+                accumulated[action] = accumulated.get(action, 0.0) + weight * ev
+            weights[key] = weights.get(key, 0.0) + weight
+    return {
+        key: {action: ev / weights[key] for action, ev in options.items()} for key, options in sums.items()
+    }
+
+
+def _option_values(
+    rules: RuleSet, hand: HandValues, p_blackjack: float, *, two_cards: bool
+) -> dict[str, float]:
+    """Expected values of the options, including the dealer's blackjack where the player does not know yet."""
+    conditional = {"stand": hand.stand, "hit": hand.hit}
+    losses = {"stand": 1.0, "hit": 1.0}
+    if hand.double is not None:
+        conditional["double"] = hand.double
+        losses["double"] = 1.0 if rules.original_bets_only else 2.0
+    if hand.split is not None:
+        conditional["split"] = hand.split
+        losses["split"] = 1.0 if rules.original_bets_only else hand.split_wager
+    surrender = two_cards and rules.surrender != "none"
+    if rules.dealer_peek and rules.surrender != "early":
+        if surrender:
+            conditional["surrender"] = -0.5
+        return conditional
+    result = {
+        action: (1 - p_blackjack) * ev - p_blackjack * losses[action] for action, ev in conditional.items()
+    }
+    if surrender:
+        # Early surrender keeps half the bet even against a blackjack; late surrender without a peek does not.
+        result["surrender"] = -0.5 if rules.dealer_peek else (1 - p_blackjack) * -0.5 - p_blackjack
+    return result
