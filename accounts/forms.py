@@ -1,0 +1,77 @@
+import unicodedata
+
+from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.core.exceptions import ValidationError
+
+from accounts import throttling
+
+User = get_user_model()
+
+
+class ThrottledLoginMixin:
+    """Refuse log-ins while the client IP or the username is cooling off, before any password is checked."""
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        ip = throttling.client_ip(self.request)
+        throttle = throttling.check(ip=ip, username=username)
+        if throttle is not None:
+            raise ValidationError(throttle.message, code="throttled")
+        try:
+            cleaned = super().clean()
+        except ValidationError as error:
+            if any(e.code == "invalid_login" for e in error.error_list):
+                throttling.record_failure(ip=ip, username=username)
+            raise
+        throttling.record_success(username=username)
+        return cleaned
+
+
+class LoginForm(ThrottledLoginMixin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
+    pass
+
+
+class RegistrationForm(UserCreationForm):
+    email = forms.EmailField(required=False, help_text="Optional; only used to reset a forgotten password.")
+
+    class Meta(UserCreationForm.Meta):
+        model = User
+        fields = ("username", "email")
+
+    def clean_email(self):
+        return _unused_email(self.cleaned_data["email"], user=None)
+
+
+def _unused_email(email: str, *, user) -> str:
+    """One account per address, so a password-reset link always reaches the account it was asked for."""
+    email = email.strip()
+    if email and User.objects.exclude(pk=getattr(user, "pk", None)).filter(email__iexact=email).exists():
+        raise ValidationError("An account with this e-mail address already exists.", code="email_taken")
+    return email
+
+
+class ProfileForm(forms.ModelForm):
+    class Meta:
+        model = User
+        fields = ("display_name", "avatar", "email")
+        widgets = {"avatar": forms.RadioSelect}
+        help_texts = {"email": "Optional; only used to reset a forgotten password."}
+
+    def clean_email(self):
+        return _unused_email(self.cleaned_data["email"], user=self.instance)
+
+    def clean_display_name(self):
+        # NFC first, so a name typed with combining accents is judged (and stored) like its precomposed twin.
+        name = unicodedata.normalize("NFC", self.cleaned_data["display_name"])
+        if name and (User.objects.exclude(pk=self.instance.pk).filter(**{"username__iexact": name}).exists()):
+            raise ValidationError(
+                "That is another player's username; pick a different name.", code="impersonation"
+            )
+        return name

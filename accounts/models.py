@@ -1,0 +1,153 @@
+"""Users, chip wallets and the append-only ledger.
+
+Money rules (see shared/GUIDE.md section 3): chips are integers; a player's balance can never go below zero (a
+database constraint, not only Python); every change is a pair of ledger rows written in one transaction, so
+the sum of all wallet balances is always exactly zero. Only `accounts.services` writes wallets and ledger
+rows.
+"""
+
+import re
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.avatars import AVATAR_CHOICES, DEFAULT_AVATAR, avatar_static_path
+
+DISPLAY_NAME_MAX_LENGTH = 40
+# Letters (any script), digits, spaces and a few harmless punctuation marks; no markup, no control characters.
+_DISPLAY_NAME_RE = re.compile(r"^[^\W_](?:[\w .'\-]*[^\W_])?$")
+
+
+def validate_display_name(value: str) -> None:
+    if value != value.strip():
+        raise ValidationError("Remove the spaces at the start and end.", code="display_name_spaces")
+    if "  " in value:
+        raise ValidationError("Use single spaces between words.", code="display_name_spaces")
+    if not _DISPLAY_NAME_RE.match(value):
+        raise ValidationError(
+            "Use letters, digits, spaces and . ' - _ only, starting and ending with a letter or digit.",
+            code="display_name_characters",
+        )
+
+
+class User(AbstractUser):
+    display_name = models.CharField(
+        max_length=DISPLAY_NAME_MAX_LENGTH,
+        blank=True,
+        validators=[validate_display_name],
+        help_text="Shown at the tables instead of your username. Optional.",
+    )
+    avatar = models.CharField(max_length=16, choices=AVATAR_CHOICES, default=DEFAULT_AVATAR)
+
+    @property
+    def public_name(self) -> str:
+        """The name other players see."""
+        return self.display_name or self.username
+
+    @property
+    def avatar_path(self) -> str:
+        """Static path of the avatar image, for `{% static user.avatar_path %}`."""
+        return avatar_static_path(self.avatar)
+
+
+class Wallet(models.Model):
+    class Kind(models.TextChoices):
+        PLAYER = "player", "Player"
+        HOUSE = "house", "House"
+        ISSUER = "issuer", "Issuer (granted chips)"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.PLAYER)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="wallet"
+    )
+    balance = models.BigIntegerField(default=0)
+    last_daily_grant_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(kind="player") | Q(balance__gte=0),
+                name="wallet_player_balance_non_negative",
+                violation_error_message="A player's balance cannot go below zero.",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="player", user__isnull=False)
+                | Q(kind__in=["house", "issuer"], user__isnull=True),
+                name="wallet_owner_matches_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["kind"], condition=~Q(kind="player"), name="wallet_one_house_one_issuer"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.kind == self.Kind.PLAYER:
+            return f"wallet of user #{self.user_id}"
+        return f"{self.kind} wallet"
+
+
+class AppendOnlyError(RuntimeError):
+    """Raised on any attempt to change or remove a ledger row."""
+
+
+class LedgerEntryQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AppendOnlyError("Ledger entries are append-only: they cannot be updated.")
+
+    def delete(self):
+        raise AppendOnlyError("Ledger entries are append-only: they cannot be deleted.")
+
+
+class LedgerEntry(models.Model):
+    class Kind(models.TextChoices):
+        GRANT = "grant", "Grant"
+        BET = "bet", "Bet"
+        PAYOUT = "payout", "Payout"
+        REFUND = "refund", "Refund"
+        ADJUSTMENT = "adjustment", "Adjustment"
+
+    MEMO_MAX_LENGTH = 200
+
+    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="entries")
+    # Both rows of one movement share a transfer id; their amounts sum to zero.
+    transfer = models.UUIDField(db_index=True, editable=False)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    amount = models.BigIntegerField(help_text="Signed: positive adds chips to this wallet.")
+    balance_after = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True, editable=False)
+    round_ref = models.BigIntegerField(null=True, blank=True, db_index=True)
+    table_ref = models.BigIntegerField(null=True, blank=True)
+    memo = models.CharField(max_length=MEMO_MAX_LENGTH, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    objects = LedgerEntryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "ledger entries"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["wallet", "id"], name="ledger_wallet_id")]
+        constraints = [
+            models.CheckConstraint(condition=~Q(amount=0), name="ledger_amount_non_zero"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["grant", "bet", "payout", "refund", "adjustment"]),
+                name="ledger_kind_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount:+d} -> {self.balance_after} (wallet {self.wallet_id})"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise AppendOnlyError("Ledger entries are append-only: an existing entry cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("Ledger entries are append-only: they cannot be deleted.")

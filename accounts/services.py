@@ -1,0 +1,286 @@
+"""The only code that writes money.
+
+Every function is keyword-only and runs in `transaction.atomic`, so it can be called on its own or inside a
+caller's transaction (a bet debit together with the round's state change); a refused call raises and leaves
+nothing behind.
+
+Every movement is double entry: two ledger rows with the same transfer id, one on the player's wallet and
+one on a system wallet (the house for play, the issuer for granted chips), so the sum of all balances stays
+exactly zero.
+
+Locking: each movement updates the system wallet row first and the player's row second. Updating a row locks
+it until the transaction ends (PostgreSQL), so the order is the same everywhere and a transaction that moves
+chips for several players cannot deadlock with another one. Debits are conditional updates (`balance >=
+amount`), correct on SQLite and PostgreSQL alike; balances written into `balance_after` are read back after
+the updates, while the rows are still locked. On SQLite, IMMEDIATE transactions (settings) serialise writers
+instead.
+"""
+
+import uuid
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from accounts.models import LedgerEntry, Wallet
+
+# No single movement is anywhere near this; it keeps every sum far inside a 64-bit integer.
+MAX_AMOUNT = 10**12
+
+
+class WalletError(Exception):
+    """A refused money operation. `code` is machine-readable, `message` is for people."""
+
+    code = "wallet_error"
+
+    def __init__(self, message: str, *, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+
+
+class InvalidAmount(WalletError):
+    code = "bad_amount"
+
+
+class InsufficientChips(WalletError):
+    code = "insufficient_chips"
+
+    def __init__(self, *, balance: int, needed: int):
+        super().__init__(f"Not enough chips: this needs {needed:,} and the balance is {balance:,}.")
+        self.balance = balance
+        self.needed = needed
+
+
+class NoWallet(WalletError):
+    code = "no_wallet"
+
+
+class DailyGrantRefused(WalletError):
+    code = "grant_refused"
+
+    def __init__(self, message: str, *, code: str, next_claim_at: datetime | None = None):
+        super().__init__(message, code=code)
+        self.next_claim_at = next_claim_at
+
+
+def check_amount(amount) -> int:
+    """Return `amount` if it is a positive whole number of chips, else raise InvalidAmount."""
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        raise InvalidAmount(f"An amount of chips must be a whole number, not {type(amount).__name__}.")
+    if amount <= 0:
+        raise InvalidAmount("An amount of chips must be greater than zero.")
+    if amount > MAX_AMOUNT:
+        raise InvalidAmount(f"An amount of chips cannot exceed {MAX_AMOUNT:,}.")
+    return amount
+
+
+def _check_ref(name: str, value) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise WalletError(f"{name} must be an integer id or None.", code="bad_reference")
+
+
+def _check_memo(memo) -> None:
+    if not isinstance(memo, str) or len(memo) > LedgerEntry.MEMO_MAX_LENGTH:
+        raise WalletError(
+            f"A memo is text of at most {LedgerEntry.MEMO_MAX_LENGTH} characters.", code="bad_memo"
+        )
+
+
+def _system_rows(kind: str):
+    """The queryset of the house or issuer wallet, created on first use if missing.
+
+    A data migration creates both; they are recreated here because test databases are flushed between
+    transactional tests, which removes migration data.
+    """
+    rows = Wallet.objects.filter(kind=kind)
+    if not rows.exists():
+        try:
+            with transaction.atomic():
+                Wallet.objects.create(kind=kind)
+        except IntegrityError:
+            pass  # created at the same moment by another transaction: the unique constraint kept it single
+    return rows
+
+
+def _lock(rows) -> None:
+    """Lock the rows until the transaction ends (PostgreSQL; SQLite's IMMEDIATE transactions already
+    serialise)."""
+    list(rows.select_for_update().values_list("pk", flat=True))
+
+
+def _move(
+    *,
+    user,
+    system_kind: str,
+    player_delta: int,
+    kind: str,
+    round_ref: int | None = None,
+    table_ref: int | None = None,
+    memo: str = "",
+    created_by=None,
+) -> LedgerEntry:
+    """Move `player_delta` chips into (positive) or out of (negative) the player's wallet, against a system
+    wallet.
+
+    Must run inside an atomic block; returns the player's ledger entry.
+    """
+    if not _system_rows(system_kind).update(balance=F("balance") - player_delta):
+        raise WalletError(f"The {system_kind} wallet is missing.", code="no_system_wallet")
+    player_rows = Wallet.objects.filter(user=user, kind=Wallet.Kind.PLAYER)
+    if player_delta < 0:
+        player_rows = player_rows.filter(balance__gte=-player_delta)
+    if not player_rows.update(balance=F("balance") + player_delta):
+        balance = Wallet.objects.filter(user=user).values_list("balance", flat=True).first()
+        if balance is None:
+            raise NoWallet(f"User {user.pk} has no wallet.")
+        raise InsufficientChips(balance=balance, needed=-player_delta)
+
+    rows = Wallet.objects.filter(Q(kind=system_kind) | Q(user=user)).values_list("pk", "kind", "balance")
+    balances = {str(wallet_kind): (pk, balance) for pk, wallet_kind, balance in rows}
+    transfer = uuid.uuid4()
+    now = timezone.now()
+    common = {
+        "transfer": transfer,
+        "kind": kind,
+        "round_ref": round_ref,
+        "table_ref": table_ref,
+        "memo": memo,
+        "created_by": created_by,
+        "created_at": now,
+    }
+    player_pk, player_balance = balances[Wallet.Kind.PLAYER.value]
+    system_pk, system_balance = balances[str(system_kind)]
+    player_entry, _ = LedgerEntry.objects.bulk_create(
+        [
+            LedgerEntry(wallet_id=player_pk, amount=player_delta, balance_after=player_balance, **common),
+            LedgerEntry(wallet_id=system_pk, amount=-player_delta, balance_after=system_balance, **common),
+        ]
+    )
+    return player_entry
+
+
+def open_wallet(*, user) -> Wallet:
+    """Give `user` a wallet holding STARTING_CHIPS, granted from the issuer. Idempotent: an existing wallet is
+    returned unchanged, without a second grant."""
+    with transaction.atomic():
+        wallet, created = Wallet.objects.get_or_create(user=user, defaults={"kind": Wallet.Kind.PLAYER})
+        if created:
+            _move(
+                user=user,
+                system_kind=Wallet.Kind.ISSUER,
+                player_delta=check_amount(settings.STARTING_CHIPS),
+                kind=LedgerEntry.Kind.GRANT,
+                memo="Welcome grant",
+            )
+            wallet.refresh_from_db(fields=["balance"])
+        return wallet
+
+
+def stake(*, user, amount, round_ref=None, table_ref=None, memo="") -> LedgerEntry:
+    """Take `amount` chips from the player for a bet (player -> house). Raises InsufficientChips when the
+    balance is too low, InvalidAmount for anything but a positive int. Returns the player's ledger entry."""
+    check_amount(amount)
+    _check_ref("round_ref", round_ref)
+    _check_ref("table_ref", table_ref)
+    _check_memo(memo)
+    with transaction.atomic():
+        return _move(
+            user=user,
+            system_kind=Wallet.Kind.HOUSE,
+            player_delta=-amount,
+            kind=LedgerEntry.Kind.BET,
+            round_ref=round_ref,
+            table_ref=table_ref,
+            memo=memo,
+        )
+
+
+def pay(*, user, amount, kind="payout", round_ref=None, table_ref=None, memo="") -> LedgerEntry:
+    """Give the player `amount` chips from the house: `kind` is "payout" (winnings with the returned stake) or
+    "refund" (a bet given back, e.g. a push or a cancelled round). Returns the player's ledger entry."""
+    check_amount(amount)
+    if kind not in (LedgerEntry.Kind.PAYOUT, LedgerEntry.Kind.REFUND):
+        raise WalletError(f"A payment is a payout or a refund, not {kind!r}.", code="bad_kind")
+    _check_ref("round_ref", round_ref)
+    _check_ref("table_ref", table_ref)
+    _check_memo(memo)
+    with transaction.atomic():
+        return _move(
+            user=user,
+            system_kind=Wallet.Kind.HOUSE,
+            player_delta=amount,
+            kind=kind,
+            round_ref=round_ref,
+            table_ref=table_ref,
+            memo=memo,
+        )
+
+
+def adjust(*, user, amount, staff, reason) -> LedgerEntry:
+    """A staff correction: `amount` (signed, non-zero int) chips into or out of the player's wallet, against
+    the issuer. Refuses to take a balance below zero (InsufficientChips). Returns the player's ledger
+    entry."""
+    if not getattr(staff, "is_staff", False) or not staff.is_active:
+        raise WalletError("Only active staff can adjust a balance.", code="not_staff")
+    check_amount(abs(amount) if type(amount) is int else amount)
+    reason = reason.strip() if isinstance(reason, str) else ""
+    if not reason:
+        raise WalletError("An adjustment needs a reason.", code="bad_memo")
+    _check_memo(reason)
+    with transaction.atomic():
+        return _move(
+            user=user,
+            system_kind=Wallet.Kind.ISSUER,
+            player_delta=amount,
+            kind=LedgerEntry.Kind.ADJUSTMENT,
+            memo=reason,
+            created_by=staff,
+        )
+
+
+def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
+    """Top the player's balance up to exactly DAILY_GRANT_FLOOR chips, at most once every
+    DAILY_GRANT_INTERVAL_HOURS and only while the balance is below the floor. Raises DailyGrantRefused (with
+    `.message`) otherwise."""
+    now = now or timezone.now()
+    floor = settings.DAILY_GRANT_FLOOR
+    interval = timedelta(hours=settings.DAILY_GRANT_INTERVAL_HOURS)
+    with transaction.atomic():
+        # Lock in the global order (system wallet, then player) before reading the balance the top-up
+        # depends on.
+        _lock(_system_rows(Wallet.Kind.ISSUER))
+        wallet = Wallet.objects.select_for_update().filter(user=user, kind=Wallet.Kind.PLAYER).first()
+        if wallet is None:
+            raise NoWallet(f"User {user.pk} has no wallet.")
+        if wallet.balance >= floor:
+            raise DailyGrantRefused(
+                f"The daily grant is for balances under {floor:,} chips; you have {wallet.balance:,}.",
+                code="balance_too_high",
+            )
+        if wallet.last_daily_grant_at and now < wallet.last_daily_grant_at + interval:
+            next_claim_at = wallet.last_daily_grant_at + interval
+            raise DailyGrantRefused(
+                f"You already claimed your grant. You can claim again in {_wait_text(next_claim_at - now)}.",
+                code="too_soon",
+                next_claim_at=next_claim_at,
+            )
+        Wallet.objects.filter(pk=wallet.pk).update(last_daily_grant_at=now)
+        return _move(
+            user=user,
+            system_kind=Wallet.Kind.ISSUER,
+            player_delta=floor - wallet.balance,
+            kind=LedgerEntry.Kind.GRANT,
+            memo="Daily grant",
+        )
+
+
+def _wait_text(delta: timedelta) -> str:
+    minutes = max(1, -(-int(delta.total_seconds()) // 60))
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min"

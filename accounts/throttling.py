@@ -1,0 +1,89 @@
+"""Log-in throttling: after MAX_FAILURES failed log-ins within WINDOW_SECONDS from one client IP, or for one
+username, further attempts from that IP or for that username are refused for COOL_OFF_SECONDS without checking
+the password.
+
+Counters live in the Django cache, so with REDIS_URL set every server process shares them. A successful log-in
+resets the username's counter; the IP's counter is kept, so one valid account cannot be used to reset the
+limit of an address that is guessing other accounts' passwords.
+"""
+
+import hashlib
+import math
+import time
+from dataclasses import dataclass
+
+from django.core.cache import cache
+
+MAX_FAILURES = 5
+WINDOW_SECONDS = 15 * 60
+COOL_OFF_SECONDS = 15 * 60
+_PREFIX = "login-throttle"
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """A refusal: which limit was hit and how long until it lifts."""
+
+    scope: str  # "ip" or "username"
+    retry_after: int  # seconds
+
+    @property
+    def message(self) -> str:
+        minutes = max(1, math.ceil(self.retry_after / 60))
+        wait = "1 minute" if minutes == 1 else f"{minutes} minutes"
+        source = "from your network" if self.scope == "ip" else "for this account"
+        return f"Too many failed log-in attempts {source}. Please wait {wait} before trying again."
+
+
+def client_ip(request) -> str:
+    """The client's address as the server saw it (Daphne sets it from the connection, or from a trusted
+    proxy's headers when started with --proxy-headers); request headers alone are never trusted."""
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def _keys(scope: str, value: str) -> tuple[str, str]:
+    digest = hashlib.sha256(value.encode()).hexdigest()[:32]
+    return f"{_PREFIX}:{scope}:{digest}:failures", f"{_PREFIX}:{scope}:{digest}:locked-until"
+
+
+def _subjects(ip: str, username: str) -> list[tuple[str, str]]:
+    subjects = [("ip", ip)]
+    if username.strip():
+        subjects.append(("username", _normalise(username)))
+    return subjects
+
+
+def _normalise(username: str) -> str:
+    return username.strip().casefold()
+
+
+def check(*, ip: str, username: str, now: float | None = None) -> Throttle | None:
+    """The active throttle for this attempt, or None when it may proceed."""
+    now = time.time() if now is None else now
+    for scope, value in _subjects(ip, username):
+        locked_until = cache.get(_keys(scope, value)[1])
+        if locked_until is not None and locked_until > now:
+            return Throttle(scope=scope, retry_after=math.ceil(locked_until - now))
+    return None
+
+
+def record_failure(*, ip: str, username: str, now: float | None = None) -> None:
+    """Count a failed log-in; the MAX_FAILURES-th within the window starts the cool-off."""
+    now = time.time() if now is None else now
+    for scope, value in _subjects(ip, username):
+        failures_key, locked_key = _keys(scope, value)
+        cache.add(failures_key, 0, timeout=WINDOW_SECONDS)
+        try:
+            failures = cache.incr(failures_key)
+        except ValueError:  # the window expired between add and incr
+            cache.add(failures_key, 1, timeout=WINDOW_SECONDS)
+            failures = 1
+        if failures >= MAX_FAILURES:
+            cache.set(locked_key, now + COOL_OFF_SECONDS, timeout=COOL_OFF_SECONDS)
+            cache.delete(failures_key)
+
+
+def record_success(*, username: str) -> None:
+    """A correct password for `username`: forget its failures."""
+    failures_key, _ = _keys("username", _normalise(username))
+    cache.delete(failures_key)

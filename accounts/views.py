@@ -1,0 +1,70 @@
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts import selectors, services
+from accounts.forms import LoginForm, ProfileForm, RegistrationForm
+from accounts.models import Wallet
+
+RECENT_ENTRIES = 15
+
+
+class LoginView(auth_views.LoginView):
+    form_class = LoginForm
+    redirect_authenticated_user = True
+
+
+def register(request):
+    if request.user.is_authenticated:
+        return redirect("profile")
+    form = RegistrationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():  # the user and its wallet (opened by a signal) land together or not at all
+            user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(
+            request, "Welcome! Your account is ready and your starting chips are in your wallet."
+        )
+        return redirect("profile")
+    return render(request, "accounts/register.html", {"form": form})
+
+
+@login_required
+def profile(request):
+    user = request.user
+    if request.method == "POST":
+        form = ProfileForm(request.POST, instance=user)
+        if form.is_valid():
+            form.save()
+            messages.success(request, "Profile saved.")
+            return redirect("profile")
+    else:
+        form = ProfileForm(instance=user)
+    # Validation errors must not leak into the header: show the stored values there.
+    user.refresh_from_db(fields=["display_name", "avatar"])
+    wallet = Wallet.objects.filter(user=user).first()
+    context = {
+        "form": form,
+        "wallet": wallet,
+        "grant": selectors.daily_grant_status(wallet=wallet) if wallet else None,
+        "entries": selectors.recent_entries(user=user, limit=RECENT_ENTRIES),
+    }
+    return render(request, "accounts/profile.html", context)
+
+
+@login_required
+@require_POST
+def claim_grant(request):
+    try:
+        entry = services.claim_daily_grant(user=request.user)
+    except services.WalletError as refusal:
+        messages.error(request, refusal.message)
+    else:
+        messages.success(
+            request, f"Daily grant claimed: {entry.amount:,} chips. Your balance is {entry.balance_after:,}."
+        )
+    return redirect("profile")
