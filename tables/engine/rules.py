@@ -59,6 +59,10 @@ class RuleSet:
 
     def __post_init__(self) -> None:
         self.validate()
+        # Parsed once: the round reads these on every settlement.
+        object.__setattr__(self, "_blackjack_ratio", parse_ratio(self.blackjack_payout))
+        bonus = None if self.suited_678_bonus is None else parse_ratio(self.suited_678_bonus)
+        object.__setattr__(self, "_suited_678_ratio", bonus)
 
     def validate(self) -> None:
         """Raise EngineError (`bad_message` for a wrong type, `invalid_rules` otherwise) unless playable."""
@@ -103,11 +107,12 @@ class RuleSet:
     @property
     def blackjack_ratio(self) -> tuple[int, int]:
         """The blackjack payout as (numerator, denominator), e.g. (3, 2)."""
-        return parse_ratio(self.blackjack_payout)
+        return self._blackjack_ratio
 
     @property
     def suited_678_ratio(self) -> tuple[int, int] | None:
-        return None if self.suited_678_bonus is None else parse_ratio(self.suited_678_bonus)
+        """The suited 6-7-8 bonus as (numerator, denominator), or None without the bonus."""
+        return self._suited_678_ratio
 
     def to_dict(self) -> dict[str, Any]:
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
