@@ -1,0 +1,103 @@
+"""The provably fair shoe.
+
+Anyone can recompute a shoe from its server seed (revealed when the shoe is retired), the client seed and the
+nonce, with nothing but SHA-256 and HMAC-SHA256. The exact algorithm:
+
+1. Server seed: 32 random bytes, written as 64 lowercase hex characters. Before any card of the shoe is dealt
+   the site publishes `seed_hash` = SHA-256 of the 32 seed *bytes* (not of the hex text), as 64 hex
+   characters.
+2. Client seed: a text. From the seated players' seeds it is `combine_client_seeds(seeds)`: take the SHA-256
+   hex digest of each seed's UTF-8 bytes, sort those digests, join them with ":" and take the SHA-256 hex
+   digest of that text's bytes. (Order-independent; duplicates count; no seeds gives SHA-256 of the empty
+   string.)
+3. Unshuffled order (`cards.new_deck_order`): for each deck, ranks A 2 3 4 5 6 7 8 9 T J Q K, and within a
+   rank the suits s h d c: As Ah Ad Ac 2s 2h ... Kc, repeated `decks` times.
+4. Random stream: blocks HMAC-SHA256(key = the 32 server seed bytes, message = UTF-8 of
+   f"{client_seed}:{nonce}:{counter}") for counter = 0, 1, 2, ... (decimal, no padding). Each 32-byte block
+   gives eight 32-bit unsigned integers, big-endian, in order; blocks follow each other.
+5. Uniform integer in 0..i: with m = i + 1 and limit = 2**32 - (2**32 mod m), take the next stream integer x,
+   drawing again while x >= limit (rejection: no modulo bias); the result is x mod m.
+6. Fisher-Yates: for i from n - 1 down to 1, draw j uniform in 0..i and swap cards i and j. Card 0 of the
+   result is dealt first.
+
+The cut card: `cut_card_index(decks, penetration)` = floor(52 * decks * penetration) is the index of the first
+card not to be dealt in a new round; once a round ends at or past it, the shoe is retired and its seed
+revealed. Penetration 0 means a fresh shoe every round.
+"""
+
+import hashlib
+import hmac
+import math
+import secrets
+
+from .cards import new_deck_order
+from .errors import EngineError
+from .rules import MAX_DECKS, MAX_PENETRATION, MIN_DECKS, MIN_PENETRATION
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def new_server_seed() -> str:
+    """A fresh server seed: 32 bytes from `secrets`, as 64 hex characters."""
+    return secrets.token_hex(32)
+
+
+def seed_bytes(server_seed: str) -> bytes:
+    """The seed's 32 bytes; EngineError(bad_message) unless it is exactly 64 hex characters."""
+    if not isinstance(server_seed, str) or len(server_seed) != 64 or not _HEX.issuperset(server_seed):
+        raise EngineError("bad_message", "the server seed must be 64 hexadecimal characters")
+    return bytes.fromhex(server_seed)
+
+
+def seed_hash(server_seed_hex: str) -> str:
+    """SHA-256 of the seed bytes, as 64 hex characters: published before the shoe is dealt."""
+    return hashlib.sha256(seed_bytes(server_seed_hex)).hexdigest()
+
+
+def combine_client_seeds(seeds: list[str]) -> str:
+    """One client seed from the players' seeds, the same whatever their order."""
+    digests = sorted(hashlib.sha256(seed.encode("utf-8")).hexdigest() for seed in seeds)
+    return hashlib.sha256(":".join(digests).encode("ascii")).hexdigest()
+
+
+def _stream(key: bytes, client_seed: str):
+    """Yields the 32-bit unsigned integers of the HMAC-SHA256 stream (see the module docstring, step 4)."""
+    counter = 0
+    while True:
+        block = hmac.digest(key, f"{client_seed}:{counter}".encode(), "sha256")
+        for offset in range(0, 32, 4):
+            yield int.from_bytes(block[offset : offset + 4], "big")
+        counter += 1
+
+
+def shuffled_shoe(*, server_seed: str, client_seed: str, decks: int, nonce: int = 0) -> list[str]:
+    """The shoe's card order for these seeds (module docstring, steps 3 to 6)."""
+    key = seed_bytes(server_seed)
+    if not isinstance(client_seed, str):
+        raise EngineError("bad_message", "the client seed must be text")
+    if type(decks) is not int or not MIN_DECKS <= decks <= MAX_DECKS:
+        raise EngineError("bad_message", f"decks must be {MIN_DECKS} to {MAX_DECKS}")
+    if type(nonce) is not int or nonce < 0:
+        raise EngineError("bad_message", "the nonce must be a whole number, 0 or more")
+    cards = new_deck_order(decks)
+    stream = _stream(key, f"{client_seed}:{nonce}")
+    span = 1 << 32
+    for i in range(len(cards) - 1, 0, -1):
+        m = i + 1
+        limit = span - span % m
+        x = next(stream)
+        while x >= limit:
+            x = next(stream)
+        j = x % m
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards
+
+
+def cut_card_index(decks: int, penetration: float) -> int | None:
+    """Index of the first card not dealt in a new round; None for penetration 0 (fresh shoe every round)."""
+    if penetration == 0:
+        return None
+    if not MIN_PENETRATION <= penetration <= MAX_PENETRATION:
+        raise EngineError("invalid_rules", f"penetration must be 0 or {MIN_PENETRATION} to {MAX_PENETRATION}")
+    # The epsilon keeps 52 * 5 * 0.7 at 182 despite binary floating point.
+    return math.floor(52 * decks * penetration + 1e-9)

@@ -1,0 +1,70 @@
+"""Check a retired shoe: print its seed hash and its full card order.
+
+    python -m tables.engine.verify --server-seed HEX --client-seed TEXT --decks N [--nonce K] [--json]
+    python -m tables.engine.verify --server-seed HEX --player-seed A --player-seed B ... --decks N
+
+Compare the hash with the one the table published before the shoe was dealt, and the cards with those dealt.
+`--player-seed` (repeatable) builds the client seed from the players' seeds as the table does. Invalid input
+prints a message and exits with status 2. The algorithm is described in `tables.engine.shoe`.
+"""
+
+import argparse
+import json
+import sys
+
+from .errors import EngineError
+from .shoe import combine_client_seeds, seed_hash, shuffled_shoe
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tables.engine.verify", description="Recompute a provably fair shoe from its seeds."
+    )
+    parser.add_argument("--server-seed", required=True, help="the revealed server seed, 64 hex characters")
+    client = parser.add_mutually_exclusive_group(required=True)
+    client.add_argument("--client-seed", help="the shoe's client seed, as shown by the table")
+    client.add_argument(
+        "--player-seed",
+        action="append",
+        help="one player's seed (repeat for each); combined as the table does",
+    )
+    parser.add_argument("--decks", type=int, required=True, help="number of decks in the shoe (1-8)")
+    parser.add_argument("--nonce", type=int, default=0, help="the shoe's nonce (default 0)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    client_seed = args.client_seed if args.player_seed is None else combine_client_seeds(args.player_seed)
+    try:
+        digest = seed_hash(args.server_seed)
+        cards = shuffled_shoe(
+            server_seed=args.server_seed, client_seed=client_seed, decks=args.decks, nonce=args.nonce
+        )
+    except EngineError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {exc.message}", file=sys.stderr)
+        return 2
+    if args.json:
+        report = {
+            "server_seed_hash": digest,
+            "client_seed": client_seed,
+            "decks": args.decks,
+            "nonce": args.nonce,
+            "cards": cards,
+        }
+        print(json.dumps(report))
+    else:
+        print(f"server seed SHA-256: {digest}")
+        print(f"client seed: {client_seed}")
+        print(f"decks: {args.decks}  nonce: {args.nonce}  cards: {len(cards)}")
+        width = len(str(len(cards)))
+        for number, card in enumerate(cards, start=1):
+            print(f"{number:>{width}}  {card}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
