@@ -130,7 +130,8 @@ class UpcardModel:
         if pair == 1 and not self.rules.hit_split_aces:
             return stand, 1.0
         options = [(self.best(hard, has_ace, cards), 1.0)]
-        if self.rules.double_after_split and can_double(self.rules, hard, has_ace):
+        # Split aces never double, even when they may hit.
+        if pair != 1 and self.rules.double_after_split and can_double(self.rules, hard, has_ace):
             options.append((self.double(hard, has_ace, cards), 2.0))
         return max(options)
 

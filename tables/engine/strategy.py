@@ -33,10 +33,12 @@ from typing import Any
 from . import dealer
 from ._ev import HandValues, UpcardModel, best_total
 from .cards import CARD_VALUES
+from .round import RoundState, allowed_actions
 from .rules import RuleSet
 
 UPCARD_LABELS = {1: "A", 10: "T"} | {value: str(value) for value in range(2, 10)}
 CHART_UPCARDS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 1)
+PLAYING_ACTIONS = frozenset({"hit", "stand", "double", "split", "surrender"})
 _ACTION_LETTERS = {"hit": "h", "stand": "s", "split": "p", "double": "d", "surrender": "r"}
 
 
@@ -63,6 +65,10 @@ class Strategy:
     def insurance(self) -> bool:
         """Basic strategy never takes insurance (nor even money)."""
         return False
+
+    def surrenders_early(self, cards: list[str], dealer_up: str) -> bool:
+        """Whether to accept early surrender (offered before the peek): surrender beats every later option."""
+        return self.decide(cards, dealer_up, PLAYING_ACTIONS) == "surrender"
 
     def expected_values(self, cards: list[str], dealer_up: str) -> dict[str, float]:
         """Expected value of each option of this hand in initial bets (the numbers behind `decide`)."""
@@ -204,3 +210,26 @@ def _option_values(
         # Early surrender keeps half the bet even against a blackjack; late surrender without a peek does not.
         result["surrender"] = -0.5 if rules.dealer_peek else (1 - p_blackjack) * -0.5 - p_blackjack
     return result
+
+
+def recommend(state: RoundState, seat: int, hand: int | None = None) -> str | None:
+    """What basic strategy would do now for `seat` (the table's hint), or None when it has nothing to decide.
+
+    Playing phase: the action for the hand whose turn it is (`hand`, if given, must be that hand). Insurance
+    window: "surrender" when the seat should accept an early surrender, else "decline" (decline insurance,
+    even money and surrender alike: basic strategy never insures).
+    """
+    allowed = allowed_actions(state, seat)
+    if state.phase not in ("insurance", "playing") or not allowed:
+        return None
+    strategy = basic_strategy(state.rules)
+    hands = state.seats[seat].hands
+    up = state.dealer_cards[0]
+    if state.phase == "insurance":
+        if "surrender" in allowed and strategy.surrenders_early(hands[0].cards, up):
+            return "surrender"
+        return "decline"
+    turn_hand = state.turn[1]
+    if hand is not None and hand != turn_hand:
+        return None
+    return strategy.decide(hands[turn_hand].cards, up, allowed)
