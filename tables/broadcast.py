@@ -1,0 +1,84 @@
+"""Group sends registered on commit: "table N changed to version v", "a chat message arrived", "the lobby
+changed". Broadcasts carry no state; every consumer rebuilds its own viewer's view from the database.
+
+Which event loop sends: the in-memory channel layer keeps asyncio queues that belong to the server's event
+loop and are not thread-safe, so a send from another thread (the deadline clock, a service run by
+`sync_to_async`) is handed to that loop with `asyncio.run_coroutine_threadsafe`. Consumers register the loop
+when they connect (`register_loop`). Without a registered loop a Redis layer is reached through
+`async_to_sync`; an in-memory layer without a loop has nobody connected to tell, so nothing is sent.
+"""
+
+import asyncio
+import logging
+import threading
+
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+LOBBY_GROUP = "lobby"
+
+_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def table_group(table_id: int) -> str:
+    return f"table-{table_id}"
+
+
+def register_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Remember the server's event loop (called by consumers in `connect`)."""
+    global _loop
+    with _lock:
+        _loop = loop
+
+
+def table_changed_on_commit(table_id: int, version: int, *, lobby: bool = False) -> None:
+    """After the current transaction commits, tell the table's viewers (and the lobby when `lobby`)."""
+    transaction.on_commit(lambda: send(table_group(table_id), {"type": "table.changed", "v": version}))
+    if lobby:
+        lobby_changed_on_commit()
+
+
+def chat_on_commit(table_id: int, message_id: int) -> None:
+    transaction.on_commit(lambda: send(table_group(table_id), {"type": "table.chat", "id": message_id}))
+
+
+def lobby_changed_on_commit() -> None:
+    transaction.on_commit(lambda: send(LOBBY_GROUP, {"type": "lobby.changed"}))
+
+
+def send(group: str, message: dict) -> None:
+    """Send `message` to `group` from synchronous code in any thread; never raises (a lost message is repaired
+    by the next one, since every message makes the receivers reload the current state)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    with _lock:
+        loop = _loop
+    if loop is not None and (loop.is_closed() or not loop.is_running()):
+        loop = None
+    try:
+        if loop is not None and not _runs_on(loop):
+            future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+            future.add_done_callback(_log_failure)
+        elif loop is None and not isinstance(layer, InMemoryChannelLayer):
+            async_to_sync(layer.group_send)(group, message)
+        elif loop is not None:
+            loop.create_task(layer.group_send(group, message))
+    except Exception:
+        logger.exception("broadcast to %s failed", group)
+
+
+def _runs_on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _log_failure(future) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.error("broadcast failed: %r", future.exception())

@@ -1,0 +1,147 @@
+"""Shared fixtures for the live-tables tests (SERVER, PROTOCOL and UI use them; keep them stable).
+
+- `make_user(name)`: a user with a wallet of `STARTING_CHIPS` (the accounts signal opens it); `alice`, `bob`,
+  `carol`, `dave` are ready-made.
+- `make_table(preset="Vegas Strip", **fields)`: a table with its seats, through `services.create_table`
+  (defaults: limits 10-500, 7 seats, 2 seats per player). `table` is one such table.
+- `scripted_shoe(table, cards)`: every shoe of `table` starts with `cards` (then the rest of a normal
+  shuffle). `deal_cards(*hands, dealer=[up, hole], then=[...])` writes a deal in the engine's deal order.
+- `act(table, user, name, **args)`: `services.perform` with the table's current version; returns the new one.
+- `balance(user)`: the user's chips now.
+- `at(seconds)`: an aware datetime `seconds` from now, for `services.expire_due(now=...)`.
+"""
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from accounts.models import Wallet
+from tables import services
+from tables.engine.cards import new_deck_order
+from tables.engine.rules import PRESETS
+from tables.models import RulePreset, Table
+
+PASSWORD = "Felt-and-chips-42"
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str, **extra):
+        return django_user_model.objects.create_user(username=username, password=PASSWORD, **extra)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice", display_name="Alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob", display_name="Bob")
+
+
+@pytest.fixture
+def carol(make_user):
+    return make_user("carol")
+
+
+@pytest.fixture
+def dave(make_user):
+    return make_user("dave")
+
+
+def preset_row(name: str = "Vegas Strip", rules: dict | None = None) -> RulePreset:
+    """The preset row of that name (created from `PRESETS`, or from `rules` for a custom one)."""
+    data = rules if rules is not None else PRESETS[name].to_dict()
+    row, _ = RulePreset.objects.get_or_create(name=name, defaults={"rules": data})
+    return row
+
+
+@pytest.fixture
+def make_table(db):
+    def make(preset: str = "Vegas Strip", *, rules: dict | None = None, **fields) -> Table:
+        options = {"name": f"{preset} table", "min_bet": 10, "max_bet": 500} | fields
+        return services.create_table(preset=preset_row(preset, rules), **options)
+
+    return make
+
+
+@pytest.fixture
+def table(make_table):
+    return make_table()
+
+
+def deal_cards(*hands: list[str], dealer: list[str], then: list[str] = ()) -> list[str]:
+    """The shoe front that deals `hands` (two cards each, one per betting seat in seat order) and the dealer's
+    `dealer` cards (upcard, hole card) in the engine's deal order: first cards, upcard, second cards, hole;
+    then the cards drawn afterwards (`then`, in the order they are drawn)."""
+    front = [hand[0] for hand in hands] + [dealer[0]] + [hand[1] for hand in hands]
+    return [*front, *dealer[1:], *then]
+
+
+def _front_loaded(front: list[str], rest: list[str]) -> list[str]:
+    left = Counter(rest)
+    left.subtract(front)
+    tail = []
+    for card in rest:
+        if left[card] > 0:
+            left[card] -= 1
+            tail.append(card)
+    return [*front, *tail]
+
+
+@pytest.fixture
+def scripted_shoe(monkeypatch):
+    """`scripted_shoe(table, cards)`: every shoe of the table deals `cards` first, then the rest of its real
+    shuffle without those cards (so the shoe keeps its size). Applies to shoes opened later, too."""
+    scripts: dict[int, list[str]] = {}
+    real = services._shoe_order
+
+    def shoe_order(shoe):
+        order = real(shoe)
+        front = scripts.get(shoe.table_id)
+        return order if front is None else _front_loaded(front, order)
+
+    monkeypatch.setattr(services, "_shoe_order", shoe_order)
+
+    def script(table: Table, cards: list[str]) -> None:
+        assert all(card in new_deck_order(1) for card in cards), cards
+        scripts[table.pk] = list(cards)
+
+    return script
+
+
+@pytest.fixture
+def act():
+    def perform(table: Table, user, name: str, **args) -> int:
+        version = Table.objects.values_list("version", flat=True).get(pk=table.pk)
+        return services.perform(
+            table_id=table.pk, user=user, action={"action": name, **args}, expected_version=version
+        )
+
+    return perform
+
+
+@pytest.fixture
+def balance():
+    def chips(user) -> int:
+        return Wallet.objects.values_list("balance", flat=True).get(user=user)
+
+    return chips
+
+
+@pytest.fixture
+def at():
+    def moment(seconds: float):
+        return timezone.now() + timedelta(seconds=seconds)
+
+    return moment
