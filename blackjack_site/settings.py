@@ -5,6 +5,8 @@ Scale-out: DATABASE_URL (PostgreSQL) and REDIS_URL (channels-redis) switch the b
 Production: DEBUG=0 and a real SECRET_KEY; HTTPS settings then default to secure values.
 """
 
+import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -85,7 +87,8 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
             "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
-            "TEST": {"NAME": str(BASE_DIR / "test_db.sqlite3")},
+            # A file (Daphne test servers run in a child process), one per test run so parallel runs never collide.
+            "TEST": {"NAME": str(Path(tempfile.gettempdir()) / f"blackjack-test-{os.getpid()}.sqlite3")},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -113,7 +116,8 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"
 
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Django 6.1 mailers: the console by default (password-reset links appear in the server's output).
+MAILERS = {"default": {"BACKEND": env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")}}
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "blackjack@localhost")
 
 LANGUAGE_CODE = "en-us"
