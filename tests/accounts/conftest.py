@@ -1,0 +1,41 @@
+import pytest
+from django.core.cache import cache
+
+PASSWORD = "Felt-and-chips-42"
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """The production hasher is slow on purpose; these tests hash hundreds of passwords."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counters():
+    """Log-in throttle counters live in the cache; start every test without any."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username="alice", **extra):
+        return django_user_model.objects.create_user(username=username, password=PASSWORD, **extra)
+
+    return make
+
+
+@pytest.fixture
+def player(make_user):
+    return make_user("alice", email="alice@example.com")
+
+
+@pytest.fixture
+def other_player(make_user):
+    return make_user("bob")
+
+
+@pytest.fixture
+def staff(make_user):
+    return make_user("pit-boss", is_staff=True)
