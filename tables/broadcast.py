@@ -72,6 +72,11 @@ def send(group: str, message: dict) -> None:
         logger.exception("broadcast to %s failed", group)
 
 
+def single_process() -> bool:
+    """True with the in-memory channel layer: this process is the only one serving websockets."""
+    return isinstance(get_channel_layer(), InMemoryChannelLayer)
+
+
 def _runs_on(loop: asyncio.AbstractEventLoop) -> bool:
     try:
         return asyncio.get_running_loop() is loop

@@ -257,9 +257,12 @@ def void_round(*, round_id: int, reason: str) -> bool:
     return True
 
 
-def recover_tables() -> int:
-    """Run when a clock starts: void every unfinished round whose stored state cannot be loaded. Deadlines
-    that passed while no server ran are then applied by `expire_due`. Returns the number of rounds voided."""
+def recover_tables(*, clear_presence: bool = False) -> int:
+    """Run when a clock starts: void every unfinished round whose stored state cannot be loaded (deadlines
+    that passed while no server ran are then applied by `expire_due`). With `clear_presence` (one process
+    serves every websocket, so none survived the restart) every presence row is dropped and every seated
+    player counts as disconnected from now: they keep their seats if they reconnect within the grace period.
+    Returns the number of rounds voided."""
     voided = 0
     open_rounds = Round.objects.filter(voided=False, settled_at__isnull=True).select_related("shoe")
     for rnd in open_rounds:
@@ -267,6 +270,16 @@ def recover_tables() -> int:
             _load_state(rnd)
         except RoundBroken as broken:
             voided += void_round(round_id=rnd.pk, reason=broken.reason)
+    if clear_presence:
+        Presence.objects.all().delete()
+        seated = Seat.objects.filter(user__isnull=False, disconnected_at__isnull=True).order_by()
+        for table_id in set(seated.values_list("table_id", flat=True)):
+            with transaction.atomic():
+                change = _Change.begin(table_id, load_round=False)
+                for seat in change.seats.values():
+                    if seat.user_id and seat.disconnected_at is None:
+                        seat.disconnected_at = change.now
+                change.finish()
     return voided
 
 
@@ -525,7 +538,7 @@ def _open_round(change: _Change) -> None:
     last = Round.objects.filter(table=table).aggregate(last=Max("number"))["last"] or 0
     state = engine.new_round(
         rules=rules,
-        shoe=_shoe_order(shoe),
+        shoe=shoe_order(shoe),
         position=shoe.position,
         seats=numbers,
         min_bet=table.min_bet,
@@ -624,8 +637,9 @@ def _retire_shoe(change: _Change, shoe: Shoe) -> None:
     )
 
 
-def _shoe_order(shoe: Shoe) -> list[str]:
-    """The shoe's card order, recomputed from its seeds (tests replace this to script the cards)."""
+def shoe_order(shoe: Shoe) -> list[str]:
+    """The shoe's card order, recomputed from its seeds. Server-side only: never send it, never store it.
+    (Tests replace this function to script the cards; nothing a client sends can reach it.)"""
     return shuffled_shoe(
         server_seed=shoe.server_seed, client_seed=shoe.client_seed, decks=shoe.decks, nonce=shoe.nonce
     )
@@ -641,7 +655,7 @@ def _load_state(rnd: Round) -> RoundState:
     try:
         if not isinstance(rnd.state, dict):
             raise TypeError("the stored state is not an object")
-        data = dict(rnd.state, shoe="".join(_shoe_order(rnd.shoe)))
+        data = dict(rnd.state, shoe="".join(shoe_order(rnd.shoe)))
         state = RoundState.from_dict(data)
         if state.phase not in (Phase.BETTING, Phase.INSURANCE, Phase.PLAYING, Phase.SETTLED):
             raise ValueError(f"unknown phase {state.phase!r}")
