@@ -19,3 +19,7 @@ application = ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+from tables import clock  # noqa: E402
+
+clock.start()  # deadline enforcement in this server process (off under pytest and with TABLE_CLOCK=0)
