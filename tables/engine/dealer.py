@@ -51,6 +51,8 @@ def dealer_distribution(
     """
     if not 1 <= up <= 10:
         raise ValueError(f"upcard value must be 1..10, got {up}")
+    if len(_FINITE_MEMO) > _FINITE_MEMO_LIMIT:
+        _FINITE_MEMO.clear()
     probabilities = _INFINITE if counts is None else _draw_probabilities(counts)
     result = [0.0] * len(OUTCOMES)
     excluded = _blackjack_hole(up) if no_blackjack else None
@@ -58,12 +60,15 @@ def dealer_distribution(
         if p == 0.0 or hole_index == excluded:
             continue
         hole = hole_index + 1
-        if counts is None:
-            branch = _infinite_from(up + hole, up == 1 or hole == 1, hits_soft_17)
-        else:
-            branch = _finite_from(_take(counts, hole_index), up + hole, up == 1 or hole == 1, hits_soft_17)
         if up + hole == 11 and (up == 1 or hole == 1):
             branch = _NATURAL
+        elif counts is None:
+            branch = _infinite_from(up + hole, up == 1 or hole == 1, hits_soft_17)
+        else:
+            hand = (up + hole, up == 1 or hole == 1)
+            branch = _terminal(*hand, hits_soft_17) or _finite_from(
+                _take(counts, hole_index), *hand, hits_soft_17
+            )
         for k, q in enumerate(branch):
             result[k] += p * q
     if excluded is not None:
@@ -125,21 +130,40 @@ _FINAL = {
 }
 
 
-@cache
 def _finite_from(counts: Composition, hard: int, has_ace: bool, hits_soft_17: bool) -> Distribution:
-    stop = _terminal(hard, has_ace, hits_soft_17)
-    if stop is not None:
-        return stop
+    """Outcomes of a dealer hand that must still draw (hot path: final children are added inline)."""
+    key = (counts, hard, has_ace, hits_soft_17)
+    known = _FINITE_MEMO.get(key)
+    if known is not None:
+        return known
     total = sum(counts)
-    result = [0.0] * len(OUTCOMES)
+    finals = [0.0] * 7
     for index, count in enumerate(counts):
-        if count == 0:
+        if not count:
             continue
         p = count / total
-        branch = _finite_from(_take(counts, index), hard + index + 1, has_ace or index == 0, hits_soft_17)
-        for k, q in enumerate(branch):
-            result[k] += p * q
-    return tuple(result)
+        new_hard = hard + index + 1
+        new_ace = has_ace or not index
+        soft = new_ace and new_hard <= 11
+        best = new_hard + 10 if soft else new_hard
+        if best > 21:
+            finals[BUST] += p
+        elif best > 17 or (best == 17 and not (soft and hits_soft_17)):
+            finals[best - 17] += p
+        else:
+            branch = _finite_from(
+                (*counts[:index], count - 1, *counts[index + 1 :]), new_hard, new_ace, hits_soft_17
+            )
+            for k in (0, 1, 2, 3, 4, 6):
+                finals[k] += p * branch[k]
+    result = tuple(finals)
+    _FINITE_MEMO[key] = result
+    return result
+
+
+# Memo of `_finite_from`, cleared when it grows past the limit (many rule sets must not exhaust memory).
+_FINITE_MEMO: dict[tuple, Distribution] = {}
+_FINITE_MEMO_LIMIT = 2_000_000
 
 
 @cache

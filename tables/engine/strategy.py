@@ -26,6 +26,7 @@ round allows, so a double falls back to hit or to stand, whichever is worth more
 next best.
 """
 
+import dataclasses
 from collections.abc import Collection
 from functools import lru_cache
 from typing import Any
@@ -116,9 +117,21 @@ class Strategy:
         return {"hit": "H", "stand": "S", "split": "P"}[best]
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=64)
 def basic_strategy(rules: RuleSet) -> Strategy:
-    """The basic strategy for `rules` (computed once per rule set, about a second)."""
+    """The basic strategy for `rules`, computed once (a few tenths of a second) and cached.
+
+    The blackjack payout, the penetration and the 6-7-8 bonus do not change any decision, so rule sets that
+    differ only in those share their tables.
+    """
+    playing_rules = dataclasses.replace(rules, blackjack_payout="3:2", penetration=0, suited_678_bonus=None)
+    rankings, values = _tables(playing_rules)
+    return Strategy(rules, rankings, values)
+
+
+@lru_cache(maxsize=32)
+def _tables(rules: RuleSet) -> tuple[dict[tuple, tuple[str, ...]], dict[tuple, dict[str, float]]]:
+    """Ranked options and their expected values for every (upcard, hand) key of `Strategy`."""
     values: dict[tuple, dict[str, float]] = {}
     full = dealer.composition(rules.decks)
     later_counts = range(3, rules.charlie + 1) if rules.charlie else (3,)
@@ -141,7 +154,7 @@ def basic_strategy(rules: RuleSet) -> Strategy:
         key: tuple(sorted(options, key=lambda action, options=options: -options[action]))
         for key, options in values.items()
     }
-    return Strategy(rules, rankings, values)
+    return rankings, values
 
 
 # Every hand state after a hit: hard totals 4..21 and soft totals 12..21 (hard 2..11 with an ace).
@@ -191,13 +204,15 @@ def _option_values(
 ) -> dict[str, float]:
     """Expected values of the options, including the dealer's blackjack where the player does not know yet."""
     conditional = {"stand": hand.stand, "hit": hand.hit}
+    # Chips lost to a dealer blackjack: after a peek only the original bet was ever at risk.
     losses = {"stand": 1.0, "hit": 1.0}
+    extra_bets_lost = not rules.dealer_peek and not rules.original_bets_only
     if hand.double is not None:
         conditional["double"] = hand.double
-        losses["double"] = 1.0 if rules.original_bets_only else 2.0
+        losses["double"] = 2.0 if extra_bets_lost else 1.0
     if hand.split is not None:
         conditional["split"] = hand.split
-        losses["split"] = 1.0 if rules.original_bets_only else hand.split_wager
+        losses["split"] = hand.split_wager if extra_bets_lost else 1.0
     surrender = two_cards and rules.surrender != "none"
     if rules.dealer_peek and rules.surrender != "early":
         if surrender:
