@@ -86,8 +86,12 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
-            "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
-            # A file (Daphne test servers run in a child process), one per test run so parallel runs never collide.
+            "OPTIONS": {
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL;",
+            },
+            # A file (Daphne test servers run in a child process), one per run so parallel runs never collide.
             "TEST": {"NAME": str(Path(tempfile.gettempdir()) / f"blackjack-test-{os.getpid()}.sqlite3")},
         }
     }
@@ -116,8 +120,21 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"
 
-# Django 6.1 mailers: the console by default (password-reset links appear in the server's output).
-MAILERS = {"default": {"BACKEND": env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")}}
+# Django 6.1 mailers: the console in development (password-reset links appear in the server's output),
+# SMTP configured from the environment in production.
+EMAIL_BACKEND_PATH = env_str(
+    "EMAIL_BACKEND",
+    f"django.core.mail.backends.{'console' if DEBUG else 'smtp'}.EmailBackend",
+)
+MAILERS = {"default": {"BACKEND": EMAIL_BACKEND_PATH}}
+if EMAIL_BACKEND_PATH.endswith("smtp.EmailBackend"):
+    MAILERS["default"]["OPTIONS"] = {
+        "host": env_str("EMAIL_HOST", "localhost"),
+        "port": env_int("EMAIL_PORT", 587),
+        "username": env_str("EMAIL_HOST_USER"),
+        "password": env_str("EMAIL_HOST_PASSWORD"),
+        "use_tls": env_bool("EMAIL_USE_TLS", True),
+    }
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "blackjack@localhost")
 
 LANGUAGE_CODE = "en-us"
