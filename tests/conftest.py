@@ -51,7 +51,8 @@ def live_site(django_db_setup, django_db_blocker):
 
     connections.close_all()
     process = DaphneProcess(host="127.0.0.1", get_application=_live_application, setup=_close_inherited_connections)
-    process.start()
+    with django_db_blocker.unblock():  # the forked server inherits pytest-django's block otherwise
+        process.start()
     if not process.ready.wait(timeout=20):
         process.terminate()
         raise RuntimeError("Daphne did not start")
