@@ -1,0 +1,164 @@
+/*
+ * The table and lobby pages' small helpers. No game logic: the server decides what is allowed and sends
+ * the HTML; this file only shows the connection state, ticks the countdown the server rendered, maps
+ * keyboard shortcuts onto the buttons the server enabled, fills the bet input from chip buttons, keeps the
+ * chat scrolled and the keyboard focus in place across live updates.
+ */
+(function () {
+  'use strict';
+
+  // htmx retries by itself after these close codes; other closes of a live page are retried here.
+  var HTMX_RETRIES = [1006, 1011, 1012, 1013];
+  var POLICY_VIOLATION = 1008;
+  var MAX_RETRY_DELAY_MS = 30000;
+  var URGENT_SECONDS = 5;
+  var SHORTCUT_KEYS = ['h', 's', 'd', 'p', 'r'];
+
+  var unloading = false;
+  var retries = 0;
+  window.addEventListener('pagehide', function () { unloading = true; });
+
+  function banner() { return document.getElementById('connection'); }
+
+  function showBanner(text, lost) {
+    var element = banner();
+    if (!element) { return; }
+    element.textContent = text;
+    element.classList.toggle('is-lost', Boolean(lost));
+    element.hidden = false;
+  }
+
+  document.addEventListener('htmx:wsOpen', function () {
+    retries = 0;
+    var element = banner();
+    if (element) { element.hidden = true; }
+  });
+
+  document.addEventListener('htmx:wsClose', function (event) {
+    if (unloading) { return; }
+    var code = event.detail.event ? event.detail.event.code : 0;
+    if (code === POLICY_VIOLATION) {
+      showBanner('Disconnected: too many messages. Reload the page to continue.', true);
+      return;
+    }
+    showBanner('Reconnecting…', false);
+    if (HTMX_RETRIES.indexOf(code) === -1 && event.detail.socketWrapper) {
+      // A clean close (server restart, proxy timeout): try again with a growing, jittered delay.
+      var delay = Math.min(MAX_RETRY_DELAY_MS, 500 * Math.pow(2, retries)) * (0.5 + Math.random() / 2);
+      retries += 1;
+      var wrapper = event.detail.socketWrapper;
+      window.setTimeout(function () { if (!unloading) { wrapper.reconnect(); } }, delay);
+    }
+  });
+
+  // --- countdown: the server renders the seconds left when it sends; count down from that moment ---
+
+  var ticking = null;
+
+  function tick() {
+    var countdown = document.querySelector('.countdown[data-seconds-left]');
+    if (!countdown) {
+      window.clearInterval(ticking);
+      ticking = null;
+      return;
+    }
+    if (countdown.startedAt === undefined) { countdown.startedAt = performance.now(); }
+    var total = Number(countdown.dataset.secondsLeft) || 0;
+    var left = Math.max(0, total - (performance.now() - countdown.startedAt) / 1000);
+    var seconds = countdown.querySelector('.countdown-seconds');
+    var bar = countdown.querySelector('progress');
+    if (seconds) { seconds.textContent = String(Math.ceil(left)); }
+    if (bar) { bar.value = left; }
+    countdown.classList.toggle('is-urgent', left <= URGENT_SECONDS);
+  }
+
+  function startCountdown() {
+    tick();
+    if (ticking === null && document.querySelector('.countdown[data-seconds-left]')) {
+      ticking = window.setInterval(tick, 250);
+    }
+  }
+
+  // --- live updates: keep focus and chat scroll where the player left them ---
+
+  var focusedId = null;
+  var focusedInControls = false;
+
+  document.addEventListener('htmx:wsBeforeMessage', function () {
+    var active = document.activeElement;
+    focusedId = active && active !== document.body && active.id ? active.id : null;
+    focusedInControls = Boolean(active && active.closest && active.closest('#controls, #seats'));
+  });
+
+  document.addEventListener('htmx:wsAfterMessage', function () {
+    startCountdown();
+    scrollChat();
+    if (!focusedId || (document.activeElement && document.activeElement !== document.body)) { return; }
+    var again = document.getElementById(focusedId);
+    if (again && !again.disabled && !again.closest('[hidden], .is-hidden')) {
+      again.focus({ preventScroll: true });
+    } else if (focusedInControls && document.getElementById('controls')) {
+      // The control that had focus is gone (e.g. the turn moved on): stay in the controls, not at the top.
+      var controls = document.getElementById('controls');
+      controls.setAttribute('tabindex', '-1');
+      controls.focus({ preventScroll: true });
+    }
+  });
+
+  function scrollChat() {
+    var log = document.getElementById('chat-log');
+    if (log) { log.scrollTop = log.scrollHeight; }
+  }
+
+  document.addEventListener('htmx:wsAfterSend', function (event) {
+    if (event.target && event.target.id === 'form-chat') {
+      var input = event.target.querySelector('input[name="text"]');
+      if (input) { input.value = ''; }
+    }
+  });
+
+  // --- keyboard shortcuts: H hit, S stand, D double, P split, R surrender (never while typing) ---
+
+  function isTyping(target) {
+    if (!target || !target.tagName) { return false; }
+    var tag = target.tagName.toLowerCase();
+    return tag === 'input' || tag === 'textarea' || tag === 'select' || target.isContentEditable;
+  }
+
+  document.addEventListener('keydown', function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) {
+      return;
+    }
+    var key = event.key ? event.key.toLowerCase() : '';
+    if (SHORTCUT_KEYS.indexOf(key) === -1) { return; }
+    var button = document.querySelector('#controls button[data-key="' + key + '"]');
+    if (button && !button.disabled) {
+      event.preventDefault();
+      button.click();
+    }
+  });
+
+  // --- bet input: chip buttons add, Min / Max / Clear set ---
+
+  document.addEventListener('click', function (event) {
+    var target = event.target.closest ? event.target.closest('[data-chip], [data-bet-set]') : null;
+    var input = document.getElementById('bet-amount');
+    if (!target || !input) { return; }
+    var min = Number(input.min) || 1;
+    var max = Number(input.max) || Infinity;
+    if (target.dataset.chip) {
+      var current = Number(input.value) || 0;
+      input.value = String(Math.min(max, current + Number(target.dataset.chip)));
+    } else if (target.dataset.betSet === 'min') {
+      input.value = String(min);
+    } else if (target.dataset.betSet === 'max') {
+      input.value = String(max);
+    } else if (target.dataset.betSet === 'clear') {
+      input.value = '';
+      input.focus();
+    }
+  });
+
+  startCountdown();
+  scrollChat();
+})();

@@ -1,0 +1,257 @@
+"""Presentation helpers for the table and lobby templates: chips, cards, totals, times and the seat arc.
+
+Everything here formats what the view model already says; no rule of the game is decided here.
+"""
+
+from datetime import UTC, datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+register = template.Library()
+
+# Chip colour tiers by amount (inclusive upper bounds); anything above the last bound is black.
+CHIP_TIERS = ((100, "blue"), (500, "green"), (1_000, "purple"), (5_000, "red"))
+
+SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
+SUIT_NAMES = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
+RANK_LABELS = {"A": "A", "T": "10", "J": "J", "Q": "Q", "K": "K"} | {str(n): str(n) for n in range(2, 10)}
+_NUMBER_NAMES = ("Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+RANK_NAMES = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"} | {
+    str(n): name for n, name in zip(range(2, 10), _NUMBER_NAMES, strict=True)
+}
+
+PHASE_LABELS = {
+    "waiting": "Waiting for players",
+    "betting": "Place your bets",
+    "insurance": "Insurance?",
+    "playing": "Playing",
+    "dealer": "Dealer plays",
+    "settled": "Round over",
+}
+
+RESULT_LABELS = {
+    "win": "Win",
+    "blackjack": "Blackjack!",
+    "push": "Push",
+    "lose": "Lose",
+    "loss": "Lose",
+    "bust": "Bust",
+    "surrender": "Surrendered",
+    "surrendered": "Surrendered",
+    "charlie": "Charlie!",
+}
+# CSS tone of a result badge: good for the player, bad, or neutral.
+RESULT_TONES = {
+    "win": "good",
+    "blackjack": "good",
+    "charlie": "good",
+    "push": "neutral",
+    "surrender": "neutral",
+    "surrendered": "neutral",
+}
+
+
+@register.filter
+def chips_short(value) -> str:
+    """A chip amount for small spaces: 950 -> "950", 1500 -> "1.5K", 15_249 -> "15.2K", 2_000_000 -> "2M".
+
+    Rounds towards zero so a stack never looks bigger than it is.
+    """
+    try:
+        amount = int(value)
+    except (TypeError, ValueError):
+        return ""
+    sign = "-" if amount < 0 else ""
+    amount = abs(amount)
+    for size, suffix in ((1_000_000_000, "B"), (1_000_000, "M"), (1_000, "K")):
+        if amount >= size:
+            tenths = amount * 10 // size
+            whole, tenth = divmod(tenths, 10)
+            return f"{sign}{whole}{suffix}" if tenth == 0 else f"{sign}{whole}.{tenth}{suffix}"
+    return f"{sign}{amount}"
+
+
+@register.filter
+def chip_tier(value) -> str:
+    """The chip colour: to 100 blue, 101-500 green, 501-1,000 purple, 1,001-5,000 red, then black."""
+    try:
+        amount = int(value)
+    except (TypeError, ValueError):
+        return "blue"
+    for bound, colour in CHIP_TIERS:
+        if amount <= bound:
+            return colour
+    return "black"
+
+
+@register.filter
+def card_face(card) -> dict:
+    """How to draw a protocol card string ("As", "Td"); `None` (a face-down card) gives the card back."""
+    if not card:
+        return {"hidden": True, "label": "Face-down card"}
+    rank, suit = card[0], card[1]
+    return {
+        "hidden": False,
+        "rank": RANK_LABELS[rank],
+        "suit": SUIT_SYMBOLS[suit],
+        "colour": "red" if suit in "hd" else "black",
+        "label": f"{RANK_NAMES[rank]} of {SUIT_NAMES[suit]}",
+    }
+
+
+@register.filter
+def hand_total(hand) -> str:
+    """The total as players say it: "17", "soft 17"; empty when unknown."""
+    total = hand.get("total") if isinstance(hand, dict) else None
+    if total is None:
+        return ""
+    return f"soft {total}" if hand.get("soft") else str(total)
+
+
+@register.filter
+def phase_label(phase) -> str:
+    return PHASE_LABELS.get(phase, str(phase or "").capitalize())
+
+
+@register.filter
+def result_label(result) -> str:
+    return RESULT_LABELS.get(result, str(result or "").replace("_", " ").capitalize())
+
+
+@register.filter
+def result_tone(result) -> str:
+    return RESULT_TONES.get(result, "bad")
+
+
+def _as_datetime(value) -> datetime | None:
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str) and value:
+        moment = parse_datetime(value.replace("Z", "+00:00"))
+        if moment is None:
+            return None
+    else:
+        return None
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+
+
+@register.filter
+def seconds_left(deadline) -> int | str:
+    """Whole seconds from now until an ISO-8601 deadline (never negative); "" when there is none.
+
+    Rendered at send time, so the browser counts down from it without trusting its own clock.
+    """
+    moment = _as_datetime(deadline)
+    if moment is None:
+        return ""
+    return max(0, round((moment - timezone.now()).total_seconds()))
+
+
+@register.filter
+def clock(value) -> str:
+    """ "14:03:07" (UTC) from an ISO-8601 time or datetime."""
+    moment = _as_datetime(value)
+    return moment.astimezone(UTC).strftime("%H:%M:%S") if moment else ""
+
+
+@register.filter
+def iso(value) -> str:
+    """A machine-readable time for `<time datetime=...>`."""
+    moment = _as_datetime(value)
+    return moment.isoformat() if moment else ""
+
+
+@register.filter
+def seat_slots(table) -> list[dict]:
+    """Every seat position 1..seats_total, empty ones included, each with its place on the arc.
+
+    `arc` is the distance from the middle seat (0 in the middle), which the stylesheet turns into height.
+    """
+    occupied = {entry["seat"]: entry for entry in table.get("seats") or []}
+    total = table.get("seats_total") or max(occupied, default=0)
+    middle = (total + 1) / 2
+    slots = []
+    for number in range(1, total + 1):
+        entry = occupied.get(number) or {"seat": number, "player": None, "hands": []}
+        slots.append({**entry, "arc": int(abs(number - middle))})
+    return slots
+
+
+@register.filter
+def seat_actions(you, seat) -> list[str]:
+    """The actions the viewer may take for one of their seats (from `you.allowed_by_seat`)."""
+    by_seat = (you or {}).get("allowed_by_seat") or {}
+    return by_seat.get(str(seat)) or by_seat.get(seat) or []
+
+
+@register.filter
+def is_mine(seat, you) -> bool:
+    """Whether the viewer sits in this seat entry."""
+    return bool(seat.get("player")) and seat.get("seat") in ((you or {}).get("seats") or [])
+
+
+@register.filter
+def bet_chips(limits) -> list[int]:
+    """Chip buttons offered for a table: the usual denominations that fit under its maximum bet."""
+    max_bet = limits.get("max_bet") or 0
+    return [value for value in (5, 25, 100, 500, 1_000, 5_000, 25_000) if value <= max_bet]
+
+
+@register.filter
+def turn_seat(table) -> dict | None:
+    """The seat entry whose turn it is, or None."""
+    turn = table.get("turn")
+    if not turn:
+        return None
+    return next((entry for entry in table.get("seats") or [] if entry.get("seat") == turn.get("seat")), None)
+
+
+@register.filter
+def any_of(allowed, names: str) -> bool:
+    """Whether any of the space-separated action `names` is in `allowed`."""
+    return any(name in (allowed or ()) for name in names.split())
+
+
+@register.filter
+def net_result(hand) -> int:
+    """Chips won (positive) or lost (negative) on a settled hand: its payout minus its bet."""
+    if hand.get("payout") is None:
+        return 0
+    return hand["payout"] - (hand.get("bet") or 0)
+
+
+@register.filter
+def signed_chips(value) -> str:
+    """ "+150" / "-1.2K" for a result, with a typographic minus sign (U+2212) that reads well at a glance."""
+    amount = int(value)
+    text = chips_short(abs(amount))
+    return f"+{text}" if amount > 0 else f"\u2212{text}" if amount < 0 else "0"
+
+
+@register.filter
+def deck_cards(decks) -> int:
+    return int(decks) * 52
+
+
+#: The stable forms of the table page that send over the websocket (each gets its `v` from #table-status).
+WS_FORMS = ("form-sit", "form-bet", "form-play", "form-insurance", "form-even-money", "form-chat")
+#: Playing buttons: protocol action, keyboard shortcut, label.
+PLAY_BUTTONS = (
+    ("hit", "h", "Hit"),
+    ("stand", "s", "Stand"),
+    ("double", "d", "Double"),
+    ("split", "p", "Split"),
+    ("surrender", "r", "Surrender"),
+)
+
+
+@register.simple_tag
+def ws_form_ids() -> tuple[str, ...]:
+    return WS_FORMS
+
+
+@register.simple_tag
+def play_buttons() -> tuple[tuple[str, str, str], ...]:
+    return PLAY_BUTTONS
