@@ -538,7 +538,7 @@ def _open_round(change: _Change) -> None:
     last = Round.objects.filter(table=table).aggregate(last=Max("number"))["last"] or 0
     state = engine.new_round(
         rules=rules,
-        shoe=shoe_order(shoe),
+        shoe=_shoe_order(shoe),
         position=shoe.position,
         seats=numbers,
         min_bet=table.min_bet,
@@ -637,7 +637,7 @@ def _retire_shoe(change: _Change, shoe: Shoe) -> None:
     )
 
 
-def shoe_order(shoe: Shoe) -> list[str]:
+def _shoe_order(shoe: Shoe) -> list[str]:
     """The shoe's card order, recomputed from its seeds. Server-side only: never send it, never store it.
     (Tests replace this function to script the cards; nothing a client sends can reach it.)"""
     return shuffled_shoe(
@@ -655,7 +655,7 @@ def _load_state(rnd: Round) -> RoundState:
     try:
         if not isinstance(rnd.state, dict):
             raise TypeError("the stored state is not an object")
-        data = dict(rnd.state, shoe="".join(shoe_order(rnd.shoe)))
+        data = dict(rnd.state, shoe="".join(_shoe_order(rnd.shoe)))
         state = RoundState.from_dict(data)
         if state.phase not in (Phase.BETTING, Phase.INSURANCE, Phase.PLAYING, Phase.SETTLED):
             raise ValueError(f"unknown phase {state.phase!r}")
@@ -915,8 +915,8 @@ def _settle(change: _Change) -> None:
             _stand_up(change, seat, "leaves")
         elif gone:
             _stand_up(change, seat, "lost the connection and left")
-        elif seat.sat_down_at is not None and seat.sat_down_at <= rnd.started_at:
-            seat.ready = False
+        elif seat.number in state.seats:
+            seat.ready = False  # in this round: asked again (newcomers since the deal stay ready)
     if _occupied(change):
         table.phase = Phase.SETTLED
         change.set_deadline(table.ready_seconds)
@@ -932,8 +932,6 @@ def _own_round_seat(change: _Change, user, explicit: int | None, prefer) -> int:
     `prefer`, else their first seat in the round."""
     if explicit is not None:
         _check_owner(change, user, explicit)
-        if explicit not in change.state.seats:
-            raise ActionRefused("illegal_action", f"Seat {explicit} joins the next round.")
         return explicit
     mine = [
         n for n in sorted(change.state.seats) if change.seats.get(n) and change.seats[n].user_id == user.pk
@@ -947,9 +945,12 @@ def _own_round_seat(change: _Change, user, explicit: int | None, prefer) -> int:
 
 
 def _check_owner(change: _Change, user, number) -> None:
+    """`number` is the user's seat and plays in the round under way."""
     seat = change.seats.get(number) if type(number) is int else None
     if seat is None or seat.user_id != user.pk:
         raise ActionRefused("not_your_turn", f"Seat {number} is not yours.")
+    if change.in_round and number not in change.state.seats:
+        raise ActionRefused("not_your_turn", f"Seat {number} joins the next round.")
 
 
 def _hand_cards(state: RoundState, number: int, index) -> list[str]:

@@ -104,14 +104,14 @@ def scripted_shoe(monkeypatch):
     """`scripted_shoe(table, cards)`: every shoe of the table deals `cards` first, then the rest of its real
     shuffle without those cards (so the shoe keeps its size). Applies to shoes opened later, too."""
     scripts: dict[int, list[str]] = {}
-    real = services.shoe_order
+    real = services._shoe_order
 
     def shoe_order(shoe):
         order = real(shoe)
         front = scripts.get(shoe.table_id)
         return order if front is None else _front_loaded(front, order)
 
-    monkeypatch.setattr(services, "shoe_order", shoe_order)
+    monkeypatch.setattr(services, "_shoe_order", shoe_order)
 
     def script(table: Table, cards: list[str]) -> None:
         assert all(card in new_deck_order(1) for card in cards), cards
