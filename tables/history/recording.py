@@ -1,0 +1,184 @@
+"""Write the history rows of a settled round: one `PlayerRound` per player, their `Mistake`s, and the running
+totals (`PlayerStats`, `PeriodStats`). Runs inside the settlement's transaction; recording a round twice does
+nothing the second time.
+
+Wiring: `record_round` is called for every `Round` saved as settled (a `post_save` receiver, connected when
+`tables.history.records` is imported). It replays the round from its action log for the coach figure, so a
+round that cannot be replayed is still recorded, without decisions.
+"""
+
+import datetime
+import logging
+from collections import defaultdict
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from tables.engine.errors import EngineError
+from tables.engine.round import RoundState
+from tables.history.coach import Decision, analyse
+from tables.history.records import Mistake, Period, PeriodStats, PlayerRound, PlayerStats, RoundResult
+from tables.history.replay import replay_round, state_for_storage
+from tables.models import ActionLog, Round
+
+logger = logging.getLogger(__name__)
+
+WIN_RESULTS = frozenset({"win", "blackjack", "charlie"})
+
+
+def period_starts(moment: datetime.datetime) -> dict[str, datetime.date]:
+    """First day (UTC) of the day, ISO week (Monday) and month containing `moment`."""
+    day = moment.astimezone(datetime.UTC).date()
+    return {
+        Period.DAY: day,
+        Period.WEEK: day - datetime.timedelta(days=day.weekday()),
+        Period.MONTH: day.replace(day=1),
+    }
+
+
+def record_round(*, round: Round, state: RoundState | None = None) -> list[PlayerRound]:
+    """Record the settled `round` (its `results` written); `state` is the engine's final state if the
+    caller has it (else `round.state` is used). Returns the rows written (none if already recorded)."""
+    results = round.results or {}
+    seat_results = results.get("seats") or []
+    if round.voided or round.settled_at is None or not seat_results:
+        return []
+    if PlayerRound.objects.filter(round_id=round.pk).exists():
+        return []
+    final = state_for_storage(state) if state is not None else round.state
+    hands_by_seat = {seat["seat"]: seat.get("hands", []) for seat in (final or {}).get("seats", [])}
+    decisions = _decisions(round)
+
+    by_user: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for seat in seat_results:
+        by_user[seat["user_id"]].append(seat)
+    rows, mistakes = [], []
+    for user_id, seats in by_user.items():
+        numbers = [seat["seat"] for seat in seats]
+        hands = [hand for number in numbers for hand in hands_by_seat.get(number, [])]
+        own = [d for d in decisions if d.seat in numbers]
+        row = _player_round(round, user_id, seats, hands, own)
+        rows.append(row)
+        mistakes.extend(
+            Mistake(
+                user_id=user_id,
+                round_id=round.pk,
+                settled_at=round.settled_at,
+                seat=d.seat,
+                hand=d.hand,
+                cards="".join(d.cards),
+                dealer_up=d.dealer_up,
+                action=d.action,
+                best=d.best,
+                bet=d.bet,
+                ev_cost=d.ev_cost,
+            )
+            for d in own
+            if d.deviates
+        )
+    PlayerRound.objects.bulk_create(rows)
+    Mistake.objects.bulk_create(mistakes)
+    for row in rows:
+        _add_to_totals(row)
+    return rows
+
+
+def _decisions(round: Round) -> list[Decision]:
+    actions = list(ActionLog.objects.filter(round_id=round.pk).order_by("seq"))
+    try:
+        replay = replay_round(round, actions)
+    except EngineError as exc:
+        logger.warning("round %s cannot be replayed for the coach: %s", round.pk, exc.message)
+        return []
+    if replay.error:
+        logger.warning("round %s: %s", round.pk, replay.error)
+    return analyse(replay.states, [log.action for log in actions[: len(replay.states) - 1]])
+
+
+def _player_round(round: Round, user_id: int, seats, hands, decisions: list[Decision]) -> PlayerRound:
+    stake = sum(seat["stake"] for seat in seats)
+    returned = sum(seat["returned"] for seat in seats)
+    net = returned - stake
+    results = [hand.get("result") or "" for hand in hands]
+    wins = sum(1 for r in results if r in WIN_RESULTS)
+    pushes = results.count("push")
+    return PlayerRound(
+        user_id=user_id,
+        round_id=round.pk,
+        table_id=round.table_id,
+        settled_at=round.settled_at,
+        seats=sorted(seat["seat"] for seat in seats),
+        stake=stake,
+        returned=returned,
+        net=net,
+        result=RoundResult.WIN if net > 0 else RoundResult.LOSE if net < 0 else RoundResult.PUSH,
+        hands=len(hands),
+        wins=wins,
+        pushes=pushes,
+        losses=len(hands) - wins - pushes,
+        blackjacks=results.count("blackjack"),
+        doubles_won=sum(1 for h in hands if h.get("doubled") and h.get("result") in WIN_RESULTS),
+        splits_won=sum(1 for h in hands if h.get("split") and h.get("result") in WIN_RESULTS),
+        summary=", ".join(r for r in results if r)[:200],
+        decisions=len(decisions),
+        deviations=sum(1 for d in decisions if d.deviates),
+        ev_cost=sum(d.ev_cost for d in decisions),
+    )
+
+
+def _add_to_totals(row: PlayerRound) -> None:
+    stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
+    stats.rounds += 1
+    for name in ("hands", "wins", "pushes", "losses", "blackjacks", "doubles_won", "splits_won"):
+        setattr(stats, name, getattr(stats, name) + getattr(row, name))
+    stats.wagered += row.stake
+    stats.net += row.net
+    if row.net > stats.biggest_win:
+        stats.biggest_win = row.net
+        stats.biggest_win_round_id = row.round_id
+    apply_streak(stats, row.net)
+    stats.decisions += row.decisions
+    stats.deviations += row.deviations
+    stats.ev_cost += row.ev_cost
+    stats.last_played_at = row.settled_at
+    stats.save()
+    for period, start in period_starts(row.settled_at).items():
+        _bump_period(row.user_id, period, start, row)
+
+
+def apply_streak(stats: PlayerStats, net: int) -> None:
+    """A round won extends the streak, a round lost ends it, a push leaves it as it is."""
+    if net > 0:
+        stats.current_streak += 1
+        stats.longest_streak = max(stats.longest_streak, stats.current_streak)
+    elif net < 0:
+        stats.current_streak = 0
+
+
+def _bump_period(user_id: int, period: str, start: datetime.date, row: PlayerRound) -> None:
+    def bump() -> int:
+        return PeriodStats.objects.filter(user_id=user_id, period=period, start=start).update(
+            rounds=F("rounds") + 1, hands=F("hands") + row.hands, net=F("net") + row.net
+        )
+
+    if bump():
+        return
+    try:
+        with transaction.atomic():
+            PeriodStats.objects.create(
+                user_id=user_id, period=period, start=start, rounds=1, hands=row.hands, net=row.net
+            )
+    except IntegrityError:  # another table's settlement created it first
+        bump()
+
+
+@receiver(post_save, sender=Round, dispatch_uid="history_record_settled_round")
+def record_settled_round(sender, instance: Round, raw: bool = False, **kwargs) -> None:
+    if raw or instance.settled_at is None or instance.voided:
+        return
+    if not (instance.results or {}).get("seats"):
+        return
+    record_round(round=instance)
