@@ -90,26 +90,33 @@ def _check_memo(memo) -> None:
         )
 
 
-def _system_rows(kind: str):
-    """The queryset of the house or issuer wallet, created on first use if missing.
+def _create_system_wallet(kind: str) -> None:
+    """Create the house or issuer wallet if it is missing.
 
-    A data migration creates both; they are recreated here because test databases are flushed between
-    transactional tests, which removes migration data.
+    A data migration creates both; this puts them back after a test database flush (transactional tests),
+    which removes migration data.
     """
+    try:
+        with transaction.atomic():
+            Wallet.objects.create(kind=kind)
+    except IntegrityError:
+        pass  # created at the same moment by another transaction: the unique constraint kept it single
+
+
+def _update_system_wallet(kind: str, delta: int) -> None:
     rows = Wallet.objects.filter(kind=kind)
-    if not rows.exists():
-        try:
-            with transaction.atomic():
-                Wallet.objects.create(kind=kind)
-        except IntegrityError:
-            pass  # created at the same moment by another transaction: the unique constraint kept it single
-    return rows
+    if not rows.update(balance=F("balance") + delta):
+        _create_system_wallet(kind)
+        rows.update(balance=F("balance") + delta)
 
 
-def _lock(rows) -> None:
-    """Lock the rows until the transaction ends (PostgreSQL; SQLite's IMMEDIATE transactions already
-    serialise)."""
-    list(rows.select_for_update().values_list("pk", flat=True))
+def _lock_system_wallet(kind: str) -> None:
+    """Lock the row until the transaction ends (PostgreSQL; SQLite's IMMEDIATE transactions already
+    serialise writers)."""
+    locked = Wallet.objects.select_for_update().filter(kind=kind).values_list("pk", flat=True)
+    if not list(locked):
+        _create_system_wallet(kind)
+        list(locked.all())
 
 
 def _move(
@@ -128,8 +135,7 @@ def _move(
 
     Must run inside an atomic block; returns the player's ledger entry.
     """
-    if not _system_rows(system_kind).update(balance=F("balance") - player_delta):
-        raise WalletError(f"The {system_kind} wallet is missing.", code="no_system_wallet")
+    _update_system_wallet(system_kind, -player_delta)
     player_rows = Wallet.objects.filter(user=user, kind=Wallet.Kind.PLAYER)
     if player_delta < 0:
         player_rows = player_rows.filter(balance__gte=-player_delta)
@@ -252,7 +258,7 @@ def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
     with transaction.atomic():
         # Lock in the global order (system wallet, then player) before reading the balance the top-up
         # depends on.
-        _lock(_system_rows(Wallet.Kind.ISSUER))
+        _lock_system_wallet(Wallet.Kind.ISSUER)
         wallet = Wallet.objects.select_for_update().filter(user=user, kind=Wallet.Kind.PLAYER).first()
         if wallet is None:
             raise NoWallet(f"User {user.pk} has no wallet.")

@@ -11,10 +11,12 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_throttle_counters():
-    """Log-in throttle counters live in the cache; start every test without any."""
-    cache.clear()
-    yield
+def _fresh_throttle_counters(settings):
+    """Log-in throttle counters live in the cache: give every test an empty private one (never clear a shared
+    Redis that other tests or servers use)."""
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "accounts-tests"}
+    }
     cache.clear()
 
 

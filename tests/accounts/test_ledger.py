@@ -198,6 +198,15 @@ def test_system_wallets_are_recreated_when_missing(django_user_model):
     assert audit_ledger().ok
 
 
+def test_daily_grant_recreates_a_missing_issuer(django_user_model):
+    (user,) = django_user_model.objects.bulk_create([django_user_model(username="broke")])  # no signal
+    Wallet.objects.create(user=user, kind="player")
+    Wallet.objects.filter(kind__in=["house", "issuer"]).delete()
+    assert services.claim_daily_grant(user=user).balance_after == 1_000
+    assert Wallet.objects.get(kind="issuer").balance == -1_000
+    assert audit_ledger().ok
+
+
 operations = st.lists(
     st.tuples(
         st.sampled_from(["stake", "payout", "refund", "adjust", "grant"]),
