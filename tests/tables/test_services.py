@@ -96,3 +96,167 @@ def test_out_of_turn_and_other_seat_actions_are_refused_untouched(table, alice, 
         act(table, alice, "split")
     assert refused.value.code == "illegal_action"
     assert snapshot(table, alice, bob) == before
+
+
+def test_a_stale_or_repeated_action_is_refused_and_never_applied_twice(table, alice, act, balance):
+    act(table, alice, "sit", seat=1)
+    version = fresh(table).version
+    services.perform(
+        table_id=table.pk, user=alice, action={"action": "bet", "amount": 40}, expected_version=version
+    )
+    before = snapshot(table, alice)
+    for expected in (version, version - 1, None, "1"):
+        with pytest.raises(services.ActionRefused) as refused:
+            services.perform(
+                table_id=table.pk,
+                user=alice,
+                action={"action": "bet", "amount": 40},
+                expected_version=expected,
+            )
+        assert refused.value.code == "stale_version"
+    assert snapshot(table, alice) == before
+    assert balance(alice) == 9_960
+
+
+def test_anonymous_and_spectators_cannot_act(table, alice, bob, act):
+    from django.contrib.auth.models import AnonymousUser
+
+    act(table, alice, "sit", seat=1)
+    before = snapshot(table, alice, bob)
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, AnonymousUser(), "bet", amount=10)
+    assert refused.value.code == "not_authenticated"
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, bob, "bet", amount=10)
+    assert refused.value.code == "not_your_turn"
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, bob, "bet", amount=10, seat=1)
+    assert refused.value.code == "not_your_turn"
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, bob, "leave")
+    assert refused.value.code == "illegal_action"
+    assert snapshot(table, alice, bob) == before
+
+
+def test_seat_refusals(make_table, alice, bob, act):
+    table = make_table(seats=3, seats_per_player=1)
+    act(table, alice, "sit", seat=2)
+    before = snapshot(table, alice, bob)
+    for args, code in (
+        ({"seat": 2}, "seat_taken"),
+        ({"seat": 4}, "bad_message"),
+        ({"seat": 0}, "bad_message"),
+        ({}, "bad_message"),
+    ):
+        with pytest.raises(services.ActionRefused) as refused:
+            act(table, bob, "sit", **args)
+        assert refused.value.code == code
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, alice, "sit", seat=3)
+    assert refused.value.code == "illegal_action"  # one seat per player here
+    assert snapshot(table, alice, bob) == before
+    Table.objects.filter(pk=table.pk).update(is_open=False)
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, bob, "sit", seat=3)
+    assert refused.value.code == "table_closed"
+
+
+def test_bet_amounts_outside_the_limits_are_refused(table, alice, act):
+    act(table, alice, "sit", seat=1)
+    before = snapshot(table, alice)
+    for amount, code in ((9, "bad_amount"), (501, "bad_amount"), (0, "bad_amount"), ("10", "bad_message")):
+        with pytest.raises(services.ActionRefused) as refused:
+            act(table, alice, "bet", amount=amount)
+        assert refused.value.code == code
+    assert snapshot(table, alice) == before
+
+
+def test_insufficient_chips_leaves_nothing_behind(table, alice, bob, act, balance):
+    from accounts.services import stake
+
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    stake(user=alice, amount=9_950)  # alice has 50 chips left
+    before = snapshot(table, alice, bob)
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, alice, "bet", amount=100)
+    assert refused.value.code == "insufficient_chips"
+    assert snapshot(table, alice, bob) == before
+    assert balance(alice) == 50
+
+
+def test_a_double_without_the_chips_is_refused(table, alice, act, balance, scripted_shoe):
+    from accounts.services import stake
+
+    scripted_shoe(table, deal_cards(["5s", "6h"], dealer=["7h", "Tc"]))
+    act(table, alice, "sit", seat=1)
+    stake(user=alice, amount=9_900)
+    act(table, alice, "bet", amount=100)  # her last 100 chips
+    before = snapshot(table, alice)
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, alice, "double")
+    assert refused.value.code == "insufficient_chips"
+    assert snapshot(table, alice) == before
+    act(table, alice, "hit")  # hitting costs nothing
+
+
+def test_lowering_a_bet_refunds_the_difference(table, alice, bob, act, balance):
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    act(table, alice, "bet", amount=300)
+    act(table, alice, "bet", seat=1, amount=100)
+    assert balance(alice) == 9_900
+    assert audit_ledger().ok
+
+
+def test_chat_is_stored_stripped_and_length_limited(
+    table, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    from django.contrib.auth.models import AnonymousUser
+
+    from tables import broadcast
+
+    sent = []
+    monkeypatch.setattr(broadcast, "send", lambda group, message: sent.append((group, message)))
+    with django_capture_on_commit_callbacks(execute=True):
+        message = services.post_chat(table_id=table.pk, user=alice, text="  <b>hi</b>  ")
+    assert message.text == "<b>hi</b>"  # stored as written; templates escape it
+    assert sent == [(f"table-{table.pk}", {"type": "table.chat", "id": message.pk})]
+    for user, text, code in (
+        (alice, "x" * 301, "bad_message"),
+        (alice, "   ", "bad_message"),
+        (AnonymousUser(), "hi", "not_authenticated"),
+    ):
+        with pytest.raises(services.ActionRefused) as refused:
+            services.post_chat(table_id=table.pk, user=user, text=text)
+        assert refused.value.code == code
+    assert fresh(table).version == 0  # chat does not bump the table version
+
+
+def test_open_table_within_the_bounds(alice):
+    from tests.tables.conftest import preset_row
+
+    preset_row("European")
+    table = services.open_table(
+        user=alice, name=" Late night ", preset="European", min_bet=5, max_bet=200, private=True
+    )
+    assert (table.name, table.is_private, table.created_by, table.preset.name) == (
+        "Late night",
+        True,
+        alice,
+        "European",
+    )
+    assert Seat.objects.filter(table=table).count() == table.seats
+    assert len(table.private_token) >= 20
+    for kwargs, code in (
+        ({"min_bet": 0, "max_bet": 10}, "bad_amount"),
+        ({"min_bet": 50, "max_bet": 10}, "bad_amount"),
+        ({"min_bet": 10, "max_bet": 10_001}, "bad_amount"),
+        ({"min_bet": "5", "max_bet": 10}, "bad_amount"),
+        ({"min_bet": 5, "max_bet": 10, "preset": "Nowhere"}, "bad_message"),
+        ({"min_bet": 5, "max_bet": 10, "name": ""}, "bad_message"),
+    ):
+        args = {"name": "t", "preset": "European", "private": False} | kwargs
+        with pytest.raises(services.ActionRefused) as refused:
+            services.open_table(user=alice, **args)
+        assert refused.value.code == code
