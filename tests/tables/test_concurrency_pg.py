@@ -1,0 +1,91 @@
+"""On PostgreSQL, where row locks are real: concurrent actions and expiries on one table serialise.
+
+Run with DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db>: `pytest tests/tables -m postgres --create-db`.
+"""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connections
+from django.utils import timezone
+
+from accounts.audit import audit_ledger
+from accounts.models import LedgerEntry
+from tables import services
+from tables.models import ActionLog, Table
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def run_together(*calls):
+    """Start every call at the same moment, each in its own thread (own connection); return results/errors."""
+    barrier = threading.Barrier(len(calls))
+    outcomes = [None] * len(calls)
+
+    def worker(index, call):
+        try:
+            barrier.wait()
+            outcomes[index] = ("ok", call())
+        except Exception as exc:
+            outcomes[index] = ("error", exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(i, call)) for i, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return outcomes
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_two_actions_with_the_same_version_apply_once(table, alice, bob, act, balance, attempt):
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    version = Table.objects.get(pk=table.pk).version
+
+    def bet(user, amount):
+        return lambda: services.perform(
+            table_id=table.pk, user=user, action={"action": "bet", "amount": amount}, expected_version=version
+        )
+
+    outcomes = run_together(bet(alice, 100), bet(bob, 200))
+    kinds = sorted(kind for kind, _ in outcomes)
+    assert kinds == ["error", "ok"], outcomes
+    error = next(value for kind, value in outcomes if kind == "error")
+    assert isinstance(error, services.ActionRefused)
+    assert error.code == "stale_version"
+    assert Table.objects.get(pk=table.pk).version == version + 1
+    assert ActionLog.objects.filter(table=table).count() == 1
+    assert LedgerEntry.objects.filter(kind="bet").count() == 2  # one movement: player row + house row
+    assert audit_ledger().ok
+
+
+def test_a_double_click_applies_once(table, alice, act, balance):
+    act(table, alice, "sit", seat=1)
+    act(table, alice, "sit", seat=2)
+    version = Table.objects.get(pk=table.pk).version
+
+    def bet():
+        return services.perform(
+            table_id=table.pk,
+            user=alice,
+            action={"action": "bet", "amount": 50, "seat": 1},
+            expected_version=version,
+        )
+
+    outcomes = run_together(bet, bet, bet)
+    assert sorted(kind for kind, _ in outcomes) == ["error", "error", "ok"]
+    assert balance(alice) == 9_950
+
+
+def test_two_clocks_apply_a_deadline_once(table, alice, act):
+    act(table, alice, "sit", seat=1)
+    moment = Table.objects.get(pk=table.pk).deadline + timedelta(seconds=1)
+    outcomes = run_together(*(lambda: services.expire_due(now=moment) for _ in range(4)))
+    assert sorted(value for _, value in outcomes) == [0, 0, 0, 1], outcomes
+    t = Table.objects.select_related("current_round").get(pk=table.pk)
+    assert t.current_round.number == 2
+    assert t.deadline > timezone.now()
