@@ -29,8 +29,8 @@ EVENTS_SHOWN = 30
 CHAT_SHOWN = 30
 
 # Engine actions that are also protocol actions (the engine's `sit_out`, `deal` and `timeout` are not).
-_PROTOCOL_PLAY = ("insurance", "even_money", "hit", "stand", "double", "split", "surrender")
-_SEAT_ACTION_ORDER = ("bet", "ready", *_PROTOCOL_PLAY)
+_SEAT_ACTIONS = ("bet", "insurance", "even_money", "hit", "stand", "double", "split", "surrender")
+_SEAT_ACTION_ORDER = ("ready", *_SEAT_ACTIONS)
 
 
 class TableUnavailable(Exception):
@@ -250,14 +250,14 @@ def _seat_actions(table: Table, row: Seat, state) -> list[str]:
     """Actions the server would accept for this seat now (`leave` and `chat` are table-level)."""
     phase = table.phase
     actions: list[str] = []
-    if phase == Phase.SETTLED:
-        if not row.ready:
-            actions.append("ready")
-    elif state is not None and row.number in state.seats:
-        engine_actions = allowed_actions(state, row.number)
-        if phase == Phase.BETTING and "bet" in engine_actions and not state.seats[row.number].bet:
-            actions.append("bet")
-        actions.extend(name for name in engine_actions if name in _PROTOCOL_PLAY)
+    if phase == Phase.SETTLED and not row.ready:
+        actions.append("ready")
+    elif phase == Phase.BETTING and row.sitting_out:
+        actions.append("ready")  # back in from sitting out (a bet does the same)
+    if state is not None and row.number in state.seats and phase != Phase.SETTLED:
+        # The engine's betting actions are `bet` (placing or changing it) and `sit_out`, which is no protocol
+        # action; insurance-window offers and the turn's plays are protocol actions as they are.
+        actions.extend(name for name in allowed_actions(state, row.number) if name in _SEAT_ACTIONS)
     return sorted(actions, key=_SEAT_ACTION_ORDER.index)
 
 

@@ -1,0 +1,233 @@
+"""Websocket consumers of the table protocol (shared/PROTOCOL.md): `/ws/tables/<id>/` and `/ws/lobby/`.
+
+Thin by design: check who may connect, rate-limit and parse each frame (`tables.protocol`), make ONE service
+call in a worker thread (services run in transactions, which the async ORM cannot do), and send this viewer's
+own view (`tables.viewmodel`). Broadcasts only say "table N is at version v" (or "chat message m arrived",
+"the lobby changed"); each consumer then rebuilds its viewer's view from the database and sends it, unless it
+has already sent that version, so one connection never receives an older state after a newer one.
+
+Formats: `?format=json` sends the view as JSON; otherwise the view is rendered to HTML fragments
+(`tables/partials/live.html`, `tables/partials/lobby_rows.html`) whose top-level elements htmx swaps by id.
+Private tables are watched through their link: the page passes `?token=<private token>` on the websocket URL
+(players holding a seat and the creator need none).
+"""
+
+import asyncio
+import json
+import time
+from collections import deque
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.template.loader import render_to_string
+
+from tables import services
+from tables.broadcast import LOBBY_GROUP, register_loop, table_group
+from tables.models import ChatMessage, Table
+from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
+from tables.viewmodel import (
+    TableUnavailable,
+    build_lobby_view,
+    build_table_view,
+    chat_entry,
+    recent_chat,
+    visible_table,
+)
+
+LIVE_TEMPLATE = "tables/partials/live.html"
+LOBBY_TEMPLATE = "tables/partials/lobby_rows.html"
+#: WebSocket close code for a policy violation (RFC 6455).
+POLICY_VIOLATION = 1008
+
+
+class FloodGuard:
+    """Per-connection rate limit: over `limit` messages in any `window` seconds is refused (`rate_limited`);
+    over `close_limit` in `close_window` seconds closes the connection."""
+
+    OK, LIMITED, CLOSE = "ok", "limited", "close"
+
+    def __init__(
+        self, *, limit: int = 20, window: float = 1.0, close_limit: int = 60, close_window: float = 3.0
+    ):
+        self.limit, self.window = limit, window
+        self.close_limit, self.close_window = close_limit, close_window
+        self._arrivals: deque[float] = deque()
+
+    def hit(self, now: float) -> str:
+        """Record one message arriving at `now` (monotonic seconds) and say what to do with it."""
+        arrivals = self._arrivals
+        arrivals.append(now)
+        while arrivals and arrivals[0] <= now - self.close_window:
+            arrivals.popleft()
+        if len(arrivals) > self.close_limit:
+            return self.CLOSE
+        recent = 0
+        for moment in reversed(arrivals):
+            if moment <= now - self.window:
+                break
+            recent += 1
+        return self.LIMITED if recent > self.limit else self.OK
+
+
+def _query(scope) -> dict[str, str]:
+    pairs = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    return {key: values[-1] for key, values in pairs.items()}
+
+
+class TableConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
+        self.user = self.scope["user"]
+        query = _query(self.scope)
+        self.json_format = query.get("format") == "json"
+        self.sent_version = -1
+        self.flood = FloodGuard()
+        self.joined = False
+        try:
+            await database_sync_to_async(visible_table)(
+                table_id=self.table_id, user=self.user, private_token=query.get("token")
+            )
+        except TableUnavailable:
+            await self.close()
+            return
+        register_loop(asyncio.get_running_loop())
+        self.group = table_group(self.table_id)
+        # Join before reading the state: a change committed in between is then announced, not missed.
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.joined = True
+        await self.accept()
+        if self.user.is_authenticated:
+            await database_sync_to_async(services.note_presence)(
+                table_id=self.table_id, user=self.user, connected=True, channel_name=self.channel_name
+            )
+        await self.send_view(force=True)
+
+    async def disconnect(self, code):
+        if not self.joined:
+            return
+        await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.user.is_authenticated:
+            await database_sync_to_async(services.note_presence)(
+                table_id=self.table_id, user=self.user, connected=False, channel_name=self.channel_name
+            )
+
+    async def receive(self, text_data=None, bytes_data=None):
+        verdict = self.flood.hit(time.monotonic())
+        if verdict == FloodGuard.CLOSE:
+            await self.close(code=POLICY_VIOLATION)
+            return
+        if verdict == FloodGuard.LIMITED:
+            await self.send_error(RATE_LIMITED, "Too many messages: at most 20 a second.")
+            return
+        if not self.user.is_authenticated:
+            await self.send_error(NOT_AUTHENTICATED, "Log in to play; spectators can only watch.")
+            return
+        try:
+            action = parse_message(
+                text_data if text_data is not None else bytes_data, html=not self.json_format
+            )
+        except ProtocolError as error:
+            await self.send_error(error.code, error.message)
+            return
+        try:
+            await database_sync_to_async(self._perform)(action)
+        except services.ActionRefused as refusal:
+            await self.send_error(refusal.code, refusal.message, fresh=refusal.code == "stale_version")
+            return
+        if action["action"] != "chat":
+            await self.send_view()
+
+    def _perform(self, action: dict[str, Any]) -> None:
+        if action["action"] == "chat":
+            services.post_chat(table_id=self.table_id, user=self.user, text=action["text"])
+        else:
+            services.perform(
+                table_id=self.table_id, user=self.user, action=action, expected_version=action["v"]
+            )
+
+    # --- group messages ---
+
+    async def table_changed(self, event):
+        if event["v"] > self.sent_version:
+            await self.send_view()
+
+    async def table_chat(self, event):
+        text = await database_sync_to_async(self._render_chat)(event["id"])
+        if text is not None:
+            await self.send(text_data=text)
+
+    def _render_chat(self, message_id: int) -> str | None:
+        if not self.json_format:
+            chat = {"table": {"chat": recent_chat(table_id=self.table_id)}}
+            return render_to_string(f"{LIVE_TEMPLATE}#chat_log", {"view": chat, "user": self.user})
+        message = (
+            ChatMessage.objects.select_related("user").filter(pk=message_id, table_id=self.table_id).first()
+        )
+        return None if message is None else json.dumps({"type": "chat", **chat_entry(message)})
+
+    # --- sending ---
+
+    async def send_view(self, *, force: bool = False, error: dict[str, str] | None = None) -> None:
+        """Send the viewer's current view unless this connection already has that version (or a newer one);
+        `force` sends it again at the same version."""
+        try:
+            view, text = await database_sync_to_async(self._build)(error)
+        except Table.DoesNotExist:
+            await self.close()
+            return
+        if view["v"] < self.sent_version or (view["v"] == self.sent_version and not force):
+            return
+        self.sent_version = view["v"]
+        await self.send(text_data=text)
+
+    async def send_error(self, code: str, message: str, *, fresh: bool = False) -> None:
+        """Refusal: a JSON `error` or the `#flash` fragment, then the fresh state if asked (stale version)."""
+        error = {"code": code, "message": message}
+        if self.json_format:
+            await self.send(text_data=json.dumps({"type": "error", **error}))
+            if fresh:
+                await self.send_view(force=True)
+        elif fresh:
+            await self.send_view(force=True, error=error)
+        else:
+            await self.send(text_data=render_to_string(f"{LIVE_TEMPLATE}#flash", {"error": error}))
+
+    def _build(self, error: dict[str, str] | None) -> tuple[dict[str, Any], str]:
+        view = build_table_view(table_id=self.table_id, user=self.user)
+        if self.json_format:
+            return view, json.dumps(view)
+        return view, render_to_string(LIVE_TEMPLATE, {"view": view, "user": self.user, "error": error})
+
+
+class LobbyConsumer(AsyncWebsocketConsumer):
+    """Streams the list of public open tables: on connect and after every `lobby.changed`."""
+
+    async def connect(self):
+        self.json_format = _query(self.scope).get("format") == "json"
+        register_loop(asyncio.get_running_loop())
+        await self.channel_layer.group_add(LOBBY_GROUP, self.channel_name)
+        await self.accept()
+        await self.send_lobby()
+
+    async def disconnect(self, code):
+        await self.channel_layer.group_discard(LOBBY_GROUP, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        # The lobby is read-only; anything a client sends is ignored.
+        return
+
+    async def lobby_changed(self, event):
+        await self.send_lobby()
+
+    async def send_lobby(self) -> None:
+        await self.send(text_data=await database_sync_to_async(self._render)())
+
+    def _render(self) -> str:
+        view = build_lobby_view()
+        if self.json_format:
+            return json.dumps(view)
+        return render_to_string(
+            LOBBY_TEMPLATE, {"lobby": view, "tables": view["tables"], "user": self.scope["user"]}
+        )
