@@ -2,24 +2,23 @@
 
     python -m tables.engine.simulate --rules "Vegas Strip" --rounds 1000000 --seed 1 [--processes 2] [--json]
 
-Every round is played by `round.new_round` and `round.apply_in_place`, the code that runs the live tables, on
-real provably fair shoes (`shoe.shuffled_shoe`), by `strategy.basic_strategy` for the rules. Each of `--seats`
-seats bets `BET` chips a round, declines insurance and even money, and takes early surrender when basic
-strategy says so. A shoe is reshuffled when the cut card is reached (`rules.penetration`; 0 deals every round
-from a fresh shoe).
+Every round is played by `round.new_round` and `round.apply_in_place`, the code that runs the live tables, by
+`strategy.basic_strategy` for the rules, on real provably fair shoes: `_play.fast_shuffled_shoe` computes
+exactly the card order of `shoe.shuffled_shoe` (tests compare them), twice as fast. Each of `--seats` seats
+bets `BET` chips a round, declines insurance and even money, and takes early surrender when basic strategy
+says so. A shoe is reshuffled at the cut card (`rules.penetration`; 0 deals every round from a fresh shoe).
 
-Determinism: the rounds are cut into chunks of `CHUNK_ROUNDS`; chunk k plays its shoes from the server seed
-SHA-256("simulate:{seed}:{k}") with client seed "simulate" and nonces 0, 1, 2, ... Every figure is summed over
-chunks in integers, so the same seed gives the same figures whatever the number of processes. A round that
-runs out of cards (possible only with many seats on a small shoe) is voided, not counted, and the next round
-starts a fresh shoe; `voided_rounds` reports how many.
+Determinism: the rounds are cut into chunks of `CHUNK_ROUNDS`, each with its own shoes (`_play`). Every figure
+is summed over chunks in integers, so the same seed gives the same figures whatever the number of processes.
+A round that runs out of cards (possible only with many seats on a small shoe) is voided, not counted, and the
+next round starts a fresh shoe; `voided_rounds` reports how many.
 
 House edge: the players' net loss as a percentage of the initial bets (positive favours the house). Its
-standard error comes from the per-round results (seats of one round are summed first, as they are correlated).
+standard error comes from the per-round results (the seats of one round are summed first: they are
+correlated). `compare(base, variant, ...)` measures a rule change by paired rounds on the same shoes.
 """
 
 import argparse
-import hashlib
 import json
 import math
 import multiprocessing
@@ -27,42 +26,15 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields
 from typing import Any
 
-from . import shoe as shoe_module
-from .cards import is_blackjack
+from ._play import BET, PairTally, Tally, compare_chunk, play_chunk
 from .errors import EngineError
-from .round import RoundState, allowed_actions, apply_in_place, new_round
 from .rules import RuleSet, parse_rules
-from .strategy import Strategy, basic_strategy
+from .strategy import basic_strategy
 
-BET = 100
 CHUNK_ROUNDS = 20_000
-CLIENT_SEED = "simulate"
 MAX_SEATS = 7
-
-
-@dataclass
-class Tally:
-    """Integer sums over rounds; two tallies add up exactly, in any order."""
-
-    rounds: int = 0
-    voided_rounds: int = 0
-    shoes: int = 0
-    hands: int = 0
-    net: int = 0  # chips won by the players (negative: the house won)
-    net_squares: int = 0  # sum over rounds of (the round's net over all seats) squared
-    wagered: int = 0  # every chip staked: bets, doubles, splits, insurance
-    naturals: int = 0
-    dealer_blackjacks: int = 0
-    doubles: int = 0
-    splits: int = 0
-    surrenders: int = 0
-
-    def add(self, other: "Tally") -> None:
-        for field in fields(self):
-            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
 
 def simulate(
@@ -77,45 +49,73 @@ def simulate(
 
     `progress`, if given, is called with the number of rounds done after each chunk.
     """
-    if isinstance(rules, str):
-        rules = parse_rules(rules)
-    if type(rounds) is not int or rounds < 1:
-        raise ValueError("rounds must be a positive integer")
-    if type(processes) is not int or processes < 1:
-        raise ValueError("processes must be a positive integer")
-    if type(seats) is not int or not 1 <= seats <= MAX_SEATS:
-        raise ValueError(f"seats must be 1 to {MAX_SEATS}")
+    rules = _checked(rules, rounds, processes, seats)
     strategy = basic_strategy(rules)
-    chunks = [
-        (str(seed), index, min(CHUNK_ROUNDS, rounds - start), seats)
-        for index, start in enumerate(range(0, rounds, CHUNK_ROUNDS))
-    ]
     total = Tally()
     started = time.perf_counter()
-    for tally in _run_chunks(strategy, chunks, processes):
+    for tally in _run(play_chunk, (strategy,), seed, rounds, seats, processes):
         total.add(tally)
         if progress is not None:
             progress(total.rounds)
-    elapsed = time.perf_counter() - started
-    return summary(rules, total, seats, elapsed)
+    return summary(rules, total, seats, time.perf_counter() - started)
+
+
+def compare(
+    base: RuleSet | str,
+    variant: RuleSet | str,
+    rounds: int,
+    seed: int | str,
+    processes: int = 1,
+    seats: int = 1,
+) -> dict[str, Any]:
+    """The effect of changing the rules from `base` to `variant`, by paired rounds.
+
+    Every round is dealt from a freshly shuffled shoe (the penetration is ignored: this is the fresh-shoe
+    game) and played under both rule sets, each with its own basic strategy. With the same number of decks
+    both see the same cards, so only the rounds the change touches differ and the effect's standard error is
+    far below that of two separate runs (`_play.compare_chunk`). Returns `effect` (variant house edge minus
+    base house edge, percentage points) and its `stderr`, and both house edges with theirs.
+    """
+    base = _checked(base, rounds, processes, seats)
+    variant = _checked(variant, rounds, processes, seats)
+    strategies = (basic_strategy(base), basic_strategy(variant))
+    total = PairTally()
+    started = time.perf_counter()
+    for tally in _run(compare_chunk, strategies, seed, rounds, seats, processes):
+        total.add(tally)
+    n = total.rounds
+    unit = seats * BET
+    base_edge, base_se = _edge(total.base_net, total.base_squares, n, unit)
+    variant_edge, variant_se = _edge(total.variant_net, total.variant_squares, n, unit)
+    difference = total.variant_net - total.base_net
+    # The players' net gain falls by exactly the house edge's rise.
+    effect, effect_se = _edge(difference, total.difference_squares, n, unit)
+    return {
+        "rounds": n,
+        "seats": seats,
+        "effect": effect,
+        "stderr": effect_se,
+        "base": {"house_edge": base_edge, "stderr": base_se, "rules": base.to_dict()},
+        "variant": {"house_edge": variant_edge, "stderr": variant_se, "rules": variant.to_dict()},
+        "voided_rounds": total.voided_rounds,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def summary(rules: RuleSet, tally: Tally, seats: int, elapsed: float) -> dict[str, Any]:
     """The figures of a tally: house edge and its standard error in percent of the initial bets, and rates."""
     n = tally.rounds
-    unit = seats * BET  # the initial bets of one round
-    mean = tally.net / (n * unit)
-    variance = max(tally.net_squares / (n * unit * unit) - mean * mean, 0.0)
+    house_edge, stderr = _edge(tally.net, tally.net_squares, n, seats * BET)
     return {
         "rounds": n,
         "seats": seats,
-        "house_edge": -100 * mean,
-        "stderr": 100 * math.sqrt(variance / n),
+        "house_edge": house_edge,
+        "stderr": stderr,
         "natural_rate": tally.naturals / tally.hands,
         "rounds_per_second": n / elapsed if elapsed > 0 else None,
         "rules": rules.to_dict(),
         "rules_summary": rules.summary(),
-        "std_per_round": math.sqrt(variance),
+        "std_per_round": stderr / 100 * math.sqrt(n),
         "dealer_blackjack_rate": tally.dealer_blackjacks / n,
         "double_rate": tally.doubles / tally.hands,
         "split_rate": tally.splits / tally.hands,
@@ -127,110 +127,46 @@ def summary(rules: RuleSet, tally: Tally, seats: int, elapsed: float) -> dict[st
     }
 
 
-def _run_chunks(strategy: Strategy, chunks: list[tuple], processes: int) -> Iterator[Tally]:
+def _edge(net: int, squares: int, n: int, unit: int) -> tuple[float, float]:
+    """House edge and its standard error, in percent, from the players' net chips over n rounds of `unit`."""
+    mean = net / (n * unit)
+    variance = max(squares / (n * unit * unit) - mean * mean, 0.0)
+    return -100 * mean, 100 * math.sqrt(variance / n)
+
+
+def _checked(rules: RuleSet | str, rounds: int, processes: int, seats: int) -> RuleSet:
+    if isinstance(rules, str):
+        rules = parse_rules(rules)
+    if type(rounds) is not int or rounds < 1:
+        raise ValueError("rounds must be a positive integer")
+    if type(processes) is not int or processes < 1:
+        raise ValueError("processes must be a positive integer")
+    if type(seats) is not int or not 1 <= seats <= MAX_SEATS:
+        raise ValueError(f"seats must be 1 to {MAX_SEATS}")
+    return rules
+
+
+def _run(
+    function: Callable, leading: tuple, seed: int | str, rounds: int, seats: int, processes: int
+) -> Iterator:
+    """`function(*leading, seed, chunk_index, chunk_rounds, seats)` for each chunk, here or in a pool."""
+    chunks = [
+        (*leading, str(seed), index, min(CHUNK_ROUNDS, rounds - start), seats)
+        for index, start in enumerate(range(0, rounds, CHUNK_ROUNDS))
+    ]
     if processes == 1 or len(chunks) == 1:
         for chunk in chunks:
-            yield play_chunk(strategy, *chunk)
+            yield function(*chunk)
         return
+    # "spawn": a clean interpreter per worker, safe whatever threads the caller runs.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=min(processes, len(chunks)),
-        mp_context=context,
-        initializer=_set_worker_strategy,
-        initargs=(strategy,),
-    ) as pool:
-        yield from pool.map(_worker_chunk, chunks)
+    with ProcessPoolExecutor(max_workers=min(processes, len(chunks)), mp_context=context) as pool:
+        yield from pool.map(_call, [(function, chunk) for chunk in chunks])
 
 
-_worker_strategy: Strategy | None = None
-
-
-def _set_worker_strategy(strategy: Strategy) -> None:
-    global _worker_strategy
-    _worker_strategy = strategy
-
-
-def _worker_chunk(chunk: tuple) -> Tally:
-    return play_chunk(_worker_strategy, *chunk)
-
-
-def play_chunk(strategy: Strategy, seed: str, index: int, rounds: int, seats: int) -> Tally:
-    """Play one chunk of rounds on its own shoes (see the module docstring)."""
-    rules = strategy.rules
-    decide = strategy.decide
-    server_seed = hashlib.sha256(f"simulate:{seed}:{index}".encode()).hexdigest()
-    cut = shoe_module.cut_card_index(rules.decks, rules.penetration)
-    numbers = list(range(1, seats + 1))
-    bets = [{"action": "bet", "seat": number, "amount": BET} for number in numbers]
-    deal = {"action": "deal"}
-    tally = Tally()
-    cards: tuple[str, ...] = ()
-    position = 0
-    fresh = True
-    while tally.rounds < rounds:
-        if fresh or cut is None or position >= cut:
-            cards = tuple(
-                shoe_module.shuffled_shoe(
-                    server_seed=server_seed, client_seed=CLIENT_SEED, decks=rules.decks, nonce=tally.shoes
-                )
-            )
-            tally.shoes += 1
-            position = 0
-        state = new_round(rules=rules, shoe=cards, position=position, seats=numbers, min_bet=BET, max_bet=BET)
-        try:
-            for bet in bets:
-                apply_in_place(state, bet)
-            apply_in_place(state, deal)
-            if state.phase == "insurance":
-                _answer_offers(strategy, state)
-            while state.phase == "playing":
-                number, hand_index = state.turn
-                hand = state.seats[number].hands[hand_index]
-                action = decide(hand.cards, state.dealer_cards[0], allowed_actions(state, number))
-                apply_in_place(state, {"action": action, "seat": number, "hand": hand_index})
-        except EngineError as error:
-            if error.code != "shoe_exhausted" or fresh:
-                raise
-            tally.voided_rounds += 1
-            fresh = True
-            continue
-        fresh = False
-        position = state.position
-        _count(tally, state)
-    return tally
-
-
-def _answer_offers(strategy: Strategy, state: RoundState) -> None:
-    """Decline insurance and even money; take early surrender when basic strategy prefers it."""
-    up = state.dealer_cards[0]
-    for number, seat in list(state.seats.items()):
-        for offer in list(seat.offers):
-            accept = offer == "surrender" and strategy.surrenders_early(seat.hands[0].cards, up)
-            apply_in_place(state, {"action": offer, "seat": number, "accept": accept})
-
-
-def _count(tally: Tally, state: RoundState) -> None:
-    net = 0
-    for seat in state.seats.values():
-        net += seat.returned - seat.stake
-        tally.wagered += seat.stake
-        hands = seat.hands
-        first = hands[0]
-        if len(hands) > 1:
-            tally.splits += 1
-        if len(first.cards) == 2 and not first.split and first.hard == 11 and first.has_ace:
-            tally.naturals += 1
-        for hand in hands:
-            if hand.doubled:
-                tally.doubles += 1
-            if hand.result == "surrender":
-                tally.surrenders += 1
-    tally.rounds += 1
-    tally.hands += len(state.seats)
-    tally.net += net
-    tally.net_squares += net * net
-    if is_blackjack(state.dealer_cards):
-        tally.dealer_blackjacks += 1
+def _call(job: tuple[Callable, tuple]) -> Any:
+    function, args = job
+    return function(*args)
 
 
 def main(argv: list[str] | None = None) -> int:
