@@ -1,0 +1,123 @@
+// The provably fair check, in the browser: recompute a retired shoe from its seeds with SubtleCrypto and
+// compare it with the round's cards. The algorithm is the one documented in tables/engine/shoe.py:
+//   hash     = SHA-256 of the 32 server-seed bytes (not of the hex text)
+//   stream   = HMAC-SHA256(key = seed bytes, message = UTF-8 "<client_seed>:<nonce>:<counter>"), counter 0, 1, ...
+//              each 32-byte block read as eight big-endian unsigned 32-bit integers
+//   shuffle  = Fisher-Yates from the last card down, j uniform in 0..i by rejection (x < 2^32 - 2^32 mod (i+1))
+//   order    = decks x (ranks A23456789TJQK, each in suits s h d c), before shuffling
+(function () {
+  "use strict";
+  const RANKS = "A23456789TJQK";
+  const SUITS = "shdc";
+  const encoder = new TextEncoder();
+
+  function hexToBytes(hex) {
+    if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new Error("the server seed must be 64 hexadecimal characters");
+    const bytes = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) bytes[i] = parseInt(hex.substr(i * 2, 2), 16);
+    return bytes;
+  }
+
+  function bytesToHex(buffer) {
+    return Array.from(new Uint8Array(buffer), function (b) { return b.toString(16).padStart(2, "0"); }).join("");
+  }
+
+  function newDeckOrder(decks) {
+    const deck = [];
+    for (const rank of RANKS) for (const suit of SUITS) deck.push(rank + suit);
+    let cards = [];
+    for (let d = 0; d < decks; d++) cards = cards.concat(deck);
+    return cards;
+  }
+
+  async function seedHash(serverSeed) {
+    return bytesToHex(await crypto.subtle.digest("SHA-256", hexToBytes(serverSeed)));
+  }
+
+  async function shuffledShoe(serverSeed, clientSeed, decks, nonce) {
+    const key = await crypto.subtle.importKey(
+      "raw", hexToBytes(serverSeed), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]
+    );
+    let counter = 0;
+    let block = null;
+    let offset = 32;
+    async function next() {
+      if (offset === 32) {
+        const message = encoder.encode(clientSeed + ":" + nonce + ":" + counter);
+        block = new DataView(await crypto.subtle.sign("HMAC", key, message));
+        counter += 1;
+        offset = 0;
+      }
+      const value = block.getUint32(offset, false);
+      offset += 4;
+      return value;
+    }
+    const cards = newDeckOrder(decks);
+    const span = 2 ** 32;
+    for (let i = cards.length - 1; i > 0; i--) {
+      const m = i + 1;
+      const limit = span - (span % m);
+      let x = await next();
+      while (x >= limit) x = await next();
+      const j = x % m;
+      const swap = cards[i];
+      cards[i] = cards[j];
+      cards[j] = swap;
+    }
+    return cards;
+  }
+
+  async function verify(panel) {
+    const data = panel.dataset;
+    const dealt = data.dealt.split(/\s+/).filter(Boolean);
+    const start = parseInt(data.start, 10);
+    const hash = await seedHash(data.serverSeed);
+    const order = await shuffledShoe(data.serverSeed, data.clientSeed, parseInt(data.decks, 10), parseInt(data.nonce, 10));
+    const expected = order.slice(start, start + dealt.length);
+    let mismatch = -1;
+    for (let i = 0; i < dealt.length; i++) {
+      if (dealt[i] !== expected[i]) { mismatch = i; break; }
+    }
+    return { hashOk: hash === data.seedHash, hash: hash, cardsOk: mismatch === -1, mismatch: mismatch,
+      expected: expected, dealt: dealt };
+  }
+
+  function line(text, ok) {
+    const p = document.createElement("p");
+    p.className = ok ? "verify-ok" : "verify-bad";
+    p.textContent = (ok ? "✓ " : "✗ ") + text;
+    return p;
+  }
+
+  function report(output, result) {
+    output.replaceChildren();
+    output.append(line(
+      result.hashOk ? "The server seed's SHA-256 is the published hash." :
+        "The server seed's SHA-256 is " + result.hash + ", not the published hash.", result.hashOk));
+    if (result.cardsOk) {
+      output.append(line("All " + result.dealt.length + " cards of the round are the shoe's cards, in order: " +
+        result.expected.join(" ") + ".", true));
+    } else {
+      output.append(line("Card " + (result.mismatch + 1) + " of the round is " + result.dealt[result.mismatch] +
+        " but the shoe has " + result.expected[result.mismatch] + " there.", false));
+    }
+    output.dataset.verdict = result.hashOk && result.cardsOk ? "pass" : "fail";
+  }
+
+  const panel = document.getElementById("verify-panel");
+  if (!panel) return;
+  const button = document.getElementById("verify-button");
+  const output = document.getElementById("verify-result");
+  button.addEventListener("click", function () {
+    if (!window.crypto || !crypto.subtle) {
+      output.replaceChildren(line("This browser offers no SubtleCrypto here (it needs HTTPS).", false));
+      output.dataset.verdict = "unavailable";
+      return;
+    }
+    button.disabled = true;
+    verify(panel).then(function (result) { report(output, result); }).catch(function (error) {
+      output.replaceChildren(line("Could not verify: " + error.message, false));
+      output.dataset.verdict = "fail";
+    }).finally(function () { button.disabled = false; });
+  });
+})();
