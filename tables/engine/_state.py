@@ -33,8 +33,15 @@ class Hand:
     def __init__(self, cards: list[str], bet: int, *, split: bool = False) -> None:
         self.cards = cards
         self.bet = bet
-        self.hard = sum(CARD_VALUES[card] for card in cards)
-        self.has_ace = any(CARD_VALUES[card] == 1 for card in cards)
+        hard = 0
+        has_ace = False
+        for card in cards:
+            value = CARD_VALUES[card]
+            hard += value
+            if value == 1:
+                has_ace = True
+        self.hard = hard
+        self.has_ace = has_ace
         self.split = split  # came from a split: never a blackjack
         self.doubled = False
         self.status = ACTIVE

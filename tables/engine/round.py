@@ -76,8 +76,6 @@ from .rules import RuleSet
 __all__ = ["RoundState", "allowed_actions", "apply", "apply_in_place", "new_round", "replay"]
 
 MAX_SEATS = 7
-# Hands whose result depends on the dealer's final total.
-_LIVE = (STOOD, DOUBLED)
 
 
 def new_round(
@@ -87,8 +85,11 @@ def new_round(
     if not isinstance(rules, RuleSet):
         raise EngineError("bad_message", "rules must be a RuleSet")
     numbers = sorted(set(seats))
-    if not numbers or any(type(n) is not int or not 1 <= n <= MAX_SEATS for n in numbers):
-        raise EngineError("bad_message", f"seats must be numbers 1 to {MAX_SEATS}, at least one")
+    for number in numbers:
+        if type(number) is not int or not 1 <= number <= MAX_SEATS:
+            raise EngineError("bad_message", f"seats must be numbers 1 to {MAX_SEATS}, not {number!r}")
+    if not numbers:
+        raise EngineError("bad_message", "a round needs at least one seat")
     if type(min_bet) is not int or type(max_bet) is not int or not 1 <= min_bet <= max_bet:
         raise EngineError("bad_message", "bet limits must be integers with 1 <= min_bet <= max_bet")
     if type(position) is not int or not 0 <= position <= len(shoe):
@@ -391,19 +392,30 @@ def _draw(state: RoundState) -> str:
 
 
 def _deal(state: RoundState) -> None:
-    players = [seat for seat in state.seats.values() if seat.bet]
+    players = []
+    for seat in state.seats.values():
+        if seat.bet:
+            players.append(seat)
+        else:
+            seat.sitting_out = True
     if not players:
         raise EngineError("illegal_action", "nobody has bet")
-    for seat in state.seats.values():
-        if not seat.bet:
-            seat.sitting_out = True
     rules = state.rules
-    for seat in players:
-        seat.hands = [Hand([_draw(state)], seat.bet)]
-    upcard = _draw(state)
-    for seat in players:
-        seat.hands[0].add(_draw(state))
-    state.dealer_cards = [upcard, _draw(state)] if rules.dealer_peek else [upcard]
+    # Every card of the deal is checked before anything changes, so a short or bad shoe refuses the deal.
+    start = state.position
+    end = start + 2 * len(players) + (2 if rules.dealer_peek else 1)
+    cards = state.shoe[start:end]
+    if len(cards) < end - start:
+        raise EngineError("shoe_exhausted", "the shoe has no cards left for this round")
+    for card in cards:
+        if card not in CARD_VALUES:
+            raise EngineError("bad_message", f"the shoe holds something that is not a card: {card!r}")
+    state.position = end
+    count = len(players)
+    for seat, first, second in zip(players, cards[:count], cards[count + 1 : 2 * count + 1], strict=True):
+        seat.hands = [Hand([first, second], seat.bet)]
+    upcard = cards[count]
+    state.dealer_cards = [upcard, cards[-1]] if rules.dealer_peek else [upcard]
     up = CARD_VALUES[upcard]
     early = rules.surrender == "early" and up in (1, 10)
     window = False
@@ -493,31 +505,48 @@ def _suited_678(cards: list[str]) -> bool:
     return sorted(card[0] for card in cards) == ["6", "7", "8"] and len({card[1] for card in cards}) == 1
 
 
+def _hard_total(cards: list[str]) -> tuple[int, bool]:
+    """Sum of the card values with aces as 1, and whether there is an ace."""
+    hard = 0
+    has_ace = False
+    for card in cards:
+        value = CARD_VALUES[card]
+        hard += value
+        if value == 1:
+            has_ace = True
+    return hard, has_ace
+
+
 def _is_dealer_blackjack(dealer: list[str]) -> bool:
-    return (
-        len(dealer) == 2
-        and CARD_VALUES[dealer[0]] + CARD_VALUES[dealer[1]] == 11
-        and (CARD_VALUES[dealer[0]] == 1 or CARD_VALUES[dealer[1]] == 1)
-    )
+    if len(dealer) != 2:
+        return False
+    hard, has_ace = _hard_total(dealer)
+    return hard == 11 and has_ace
 
 
 def _dealer_plays(state: RoundState) -> None:
     rules = state.rules
     dealer = state.dealer_cards
-    hands = [hand for seat in state.seats.values() for hand in seat.hands]
-    live = any(hand.status in _LIVE for hand in hands)
+    live = undecided = insured = False
+    for seat in state.seats.values():
+        if seat.insurance:
+            insured = True
+        for hand in seat.hands:
+            status = hand.status
+            if status in (STOOD, DOUBLED):
+                live = undecided = True
+            elif status not in (BUST, EVEN_MONEY):
+                undecided = True
     if not rules.dealer_peek:
         # The second card matters to insurance and to every hand not yet decided for good (a dealer blackjack
         # beats all but blackjacks, which it pushes).
-        undecided = any(hand.status not in (BUST, EVEN_MONEY) for hand in hands)
-        if undecided or any(seat.insurance for seat in state.seats.values()):
+        if undecided or insured:
             dealer.append(_draw(state))
         if _is_dealer_blackjack(dealer):
             live = False
     state.hole_revealed = True
     if live:
-        hard = sum(CARD_VALUES[card] for card in dealer)
-        has_ace = any(CARD_VALUES[card] == 1 for card in dealer)
+        hard, has_ace = _hard_total(dealer)
         hits_soft_17 = rules.dealer_hits_soft_17
         while True:
             soft = has_ace and hard <= 11
@@ -536,9 +565,9 @@ def _dealer_plays(state: RoundState) -> None:
 def _settle(state: RoundState) -> None:
     rules = state.rules
     dealer = state.dealer_cards
-    dealer_blackjack = _is_dealer_blackjack(dealer)
-    hard = sum(CARD_VALUES[card] for card in dealer)
-    dealer_total = hard + 10 if hard <= 11 and any(CARD_VALUES[card] == 1 for card in dealer) else hard
+    hard, has_ace = _hard_total(dealer)
+    dealer_blackjack = len(dealer) == 2 and hard == 11 and has_ace
+    dealer_total = hard + 10 if has_ace and hard <= 11 else hard
     bj_num, bj_den = rules.blackjack_ratio
     for seat in state.seats.values():
         returned = 0
