@@ -51,19 +51,16 @@ is the sum of `stake` minus the sum of `returned` over the seats.
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._dealing import advance, after_hit, can_split, close_window, deal, draw, take_split_card
 from ._state import (
     ACTIVE,
     BETTING,
-    BLACKJACK,
     BUST,
-    CHARLIE,
     DOUBLED,
     EVEN_MONEY,
     INSURANCE,
     PLAYING,
-    SETTLED,
     STOOD,
-    SUITED_678,
     SURRENDERED,
     Hand,
     RoundState,
@@ -181,20 +178,20 @@ def _sit_out(state: RoundState, action: dict[str, Any]) -> None:
 
 def _deal_action(state: RoundState, action: dict[str, Any]) -> None:
     _require_phase(state, BETTING, "deal")
-    _deal(state)
+    deal(state)
 
 
 def _timeout(state: RoundState, action: dict[str, Any]) -> None:
     phase = state.phase
     if phase == BETTING:
-        _deal(state)
+        deal(state)
     elif phase == INSURANCE:
         for seat in state.seats.values():
             seat.offers.clear()
-        _close_window(state)
+        close_window(state)
     elif phase == PLAYING:
         _current_hand(state).status = STOOD
-        _advance(state)
+        advance(state)
     else:
         raise EngineError("illegal_action", "the round is over")
 
@@ -227,23 +224,23 @@ def _surrender(state: RoundState, action: dict[str, Any]) -> None:
             "illegal_action", "surrender is only allowed on the first two cards of an unsplit hand"
         )
     hand.status = SURRENDERED
-    _advance(state)
+    advance(state)
 
 
 def _hit(state: RoundState, action: dict[str, Any]) -> None:
     _, hand = _turn_hand(state, action, "hit")
     if hand.split and not state.rules.hit_split_aces and CARD_VALUES[hand.cards[0]] == 1:
         raise EngineError("illegal_action", "split aces take one card each")
-    hand.add(_draw(state))
-    _after_hit(state.rules, hand)
+    hand.add(draw(state))
+    after_hit(state.rules, hand)
     if hand.status != ACTIVE:
-        _advance(state)
+        advance(state)
 
 
 def _stand(state: RoundState, action: dict[str, Any]) -> None:
     _, hand = _turn_hand(state, action, "stand")
     hand.status = STOOD
-    _advance(state)
+    advance(state)
 
 
 def _double(state: RoundState, action: dict[str, Any]) -> None:
@@ -253,14 +250,14 @@ def _double(state: RoundState, action: dict[str, Any]) -> None:
     seat.stake += hand.bet
     hand.bet *= 2
     hand.doubled = True
-    hand.add(_draw(state))
+    hand.add(draw(state))
     hand.status = BUST if hand.hard > 21 else DOUBLED
-    _advance(state)
+    advance(state)
 
 
 def _split(state: RoundState, action: dict[str, Any]) -> None:
     seat, hand = _turn_hand(state, action, "split")
-    if not _can_split(state.rules, seat, hand):
+    if not can_split(state.rules, seat, hand):
         raise EngineError("illegal_action", "this hand cannot split")
     second = hand.cards.pop()
     hand.hard = CARD_VALUES[hand.cards[0]]
@@ -268,9 +265,9 @@ def _split(state: RoundState, action: dict[str, Any]) -> None:
     hand.split = True
     seat.hands.insert(state.turn_hand + 1, Hand([second], seat.bet, split=True))
     seat.stake += seat.bet
-    _take_split_card(state, seat, hand)
+    take_split_card(state, seat, hand)
     if hand.status != ACTIVE:
-        _advance(state)
+        advance(state)
 
 
 _HANDLERS = {
@@ -323,7 +320,7 @@ def _answered(state: RoundState, seat: Seat, offer: str) -> None:
     for other in state.seats.values():
         if other.offers:
             return
-    _close_window(state)
+    close_window(state)
 
 
 def _turn_hand(state: RoundState, action: dict[str, Any], what: str) -> tuple[Seat, Hand]:
@@ -344,7 +341,7 @@ def _hand_actions(rules: RuleSet, seat: Seat, hand: Hand) -> list[str]:
         actions = ["hit", "stand"]
         if _can_double(rules, hand):
             actions.append("double")
-    if _can_split(rules, seat, hand):
+    if can_split(rules, seat, hand):
         actions.append("split")
     if _can_surrender(rules, seat, hand):
         actions.append("surrender")
@@ -363,256 +360,9 @@ def _can_double(rules: RuleSet, hand: Hand) -> bool:
     return 9 <= total <= 11 if double_on == "9-11" else 10 <= total <= 11
 
 
-def _can_split(rules: RuleSet, seat: Seat, hand: Hand) -> bool:
-    cards = hand.cards
-    if len(cards) != 2 or len(seat.hands) >= rules.max_split_hands:
-        return False
-    value = CARD_VALUES[cards[0]]
-    if value != CARD_VALUES[cards[1]]:
-        return False
-    return not (value == 1 and hand.split and not rules.resplit_aces)
-
-
 def _can_surrender(rules: RuleSet, seat: Seat, hand: Hand) -> bool:
     return rules.surrender != "none" and len(seat.hands) == 1 and len(hand.cards) == 2 and not hand.split
 
 
-# --- dealing and play ---------------------------------------------------------------------------------------
-
-
-def _draw(state: RoundState) -> str:
-    position = state.position
-    if position >= len(state.shoe):
-        raise EngineError("shoe_exhausted", "the shoe has no cards left for this round")
-    card = state.shoe[position]
-    if card not in CARD_VALUES:
-        raise EngineError("bad_message", f"the shoe holds something that is not a card: {card!r}")
-    state.position = position + 1
-    return card
-
-
-def _deal(state: RoundState) -> None:
-    players = []
-    for seat in state.seats.values():
-        if seat.bet:
-            players.append(seat)
-        else:
-            seat.sitting_out = True
-    if not players:
-        raise EngineError("illegal_action", "nobody has bet")
-    rules = state.rules
-    # Every card of the deal is checked before anything changes, so a short or bad shoe refuses the deal.
-    start = state.position
-    end = start + 2 * len(players) + (2 if rules.dealer_peek else 1)
-    cards = state.shoe[start:end]
-    if len(cards) < end - start:
-        raise EngineError("shoe_exhausted", "the shoe has no cards left for this round")
-    for card in cards:
-        if card not in CARD_VALUES:
-            raise EngineError("bad_message", f"the shoe holds something that is not a card: {card!r}")
-    state.position = end
-    count = len(players)
-    for seat, first, second in zip(players, cards[:count], cards[count + 1 : 2 * count + 1], strict=True):
-        seat.hands = [Hand([first, second], seat.bet)]
-    upcard = cards[count]
-    state.dealer_cards = [upcard, cards[-1]] if rules.dealer_peek else [upcard]
-    up = CARD_VALUES[upcard]
-    early = rules.surrender == "early" and up in (1, 10)
-    window = False
-    for seat in players:
-        hand = seat.hands[0]
-        if hand.hard == 11 and hand.has_ace:
-            hand.status = BLACKJACK
-            if up == 1:
-                seat.offers = ["even_money"]
-        else:
-            if up == 1 and seat.bet >= 2:
-                seat.offers.append("insurance")
-            if early:
-                seat.offers.append("surrender")
-        window = window or bool(seat.offers)
-    if window:
-        state.phase = INSURANCE
-    else:
-        _close_window(state)
-
-
-def _close_window(state: RoundState) -> None:
-    """End of the insurance window: the dealer's peek, then play."""
-    dealer = state.dealer_cards
-    if state.rules.dealer_peek and CARD_VALUES[dealer[0]] in (1, 10) and _is_dealer_blackjack(dealer):
-        state.hole_revealed = True
-        _settle(state)
-        return
-    state.phase = PLAYING
-    state.turn_seat = 0
-    state.turn_hand = 0
-    _advance(state)
-
-
 def _current_hand(state: RoundState) -> Hand:
     return state.seats[state.turn_seat].hands[state.turn_hand]
-
-
-def _advance(state: RoundState) -> None:
-    """Move the turn to the next hand awaiting a decision, or let the dealer play when there is none."""
-    start_seat, start_hand = state.turn_seat, state.turn_hand
-    for number, seat in state.seats.items():
-        if number < start_seat:
-            continue
-        hands = seat.hands
-        index = start_hand if number == start_seat else 0
-        while index < len(hands):
-            hand = hands[index]
-            if hand.status == ACTIVE:
-                if len(hand.cards) == 1:
-                    _take_split_card(state, seat, hand)
-                if hand.status == ACTIVE:
-                    state.turn_seat = number
-                    state.turn_hand = index
-                    return
-            index += 1
-    state.turn_seat = None
-    state.turn_hand = None
-    _dealer_plays(state)
-
-
-def _take_split_card(state: RoundState, seat: Seat, hand: Hand) -> None:
-    """Second card of a split hand; split aces are done unless they may hit or resplit."""
-    hand.add(_draw(state))
-    if hand.total == 21 or (
-        CARD_VALUES[hand.cards[0]] == 1
-        and not state.rules.hit_split_aces
-        and not _can_split(state.rules, seat, hand)
-    ):
-        hand.status = STOOD
-
-
-def _after_hit(rules: RuleSet, hand: Hand) -> None:
-    if hand.hard > 21:
-        hand.status = BUST
-        return
-    count = len(hand.cards)
-    if count == rules.charlie:
-        hand.status = CHARLIE
-    elif count == 3 and rules.suited_678_bonus is not None and not hand.split and _suited_678(hand.cards):
-        hand.status = SUITED_678
-    elif hand.total == 21:
-        hand.status = STOOD
-
-
-def _suited_678(cards: list[str]) -> bool:
-    return sorted(card[0] for card in cards) == ["6", "7", "8"] and len({card[1] for card in cards}) == 1
-
-
-def _hard_total(cards: list[str]) -> tuple[int, bool]:
-    """Sum of the card values with aces as 1, and whether there is an ace."""
-    hard = 0
-    has_ace = False
-    for card in cards:
-        value = CARD_VALUES[card]
-        hard += value
-        if value == 1:
-            has_ace = True
-    return hard, has_ace
-
-
-def _is_dealer_blackjack(dealer: list[str]) -> bool:
-    if len(dealer) != 2:
-        return False
-    hard, has_ace = _hard_total(dealer)
-    return hard == 11 and has_ace
-
-
-def _dealer_plays(state: RoundState) -> None:
-    rules = state.rules
-    dealer = state.dealer_cards
-    live = undecided = insured = False
-    for seat in state.seats.values():
-        if seat.insurance:
-            insured = True
-        for hand in seat.hands:
-            status = hand.status
-            if status in (STOOD, DOUBLED):
-                live = undecided = True
-            elif status not in (BUST, EVEN_MONEY):
-                undecided = True
-    if not rules.dealer_peek:
-        # The second card matters to insurance and to every hand not yet decided for good (a dealer blackjack
-        # beats all but blackjacks, which it pushes).
-        if undecided or insured:
-            dealer.append(_draw(state))
-        if _is_dealer_blackjack(dealer):
-            live = False
-    state.hole_revealed = True
-    if live:
-        hard, has_ace = _hard_total(dealer)
-        hits_soft_17 = rules.dealer_hits_soft_17
-        while True:
-            soft = has_ace and hard <= 11
-            total = hard + 10 if soft else hard
-            if total > 17 or (total == 17 and not (soft and hits_soft_17)):
-                break
-            card = _draw(state)
-            dealer.append(card)
-            value = CARD_VALUES[card]
-            hard += value
-            if value == 1:
-                has_ace = True
-    _settle(state)
-
-
-def _settle(state: RoundState) -> None:
-    rules = state.rules
-    dealer = state.dealer_cards
-    hard, has_ace = _hard_total(dealer)
-    dealer_blackjack = len(dealer) == 2 and hard == 11 and has_ace
-    dealer_total = hard + 10 if has_ace and hard <= 11 else hard
-    bj_num, bj_den = rules.blackjack_ratio
-    for seat in state.seats.values():
-        returned = 0
-        original_lost = False
-        for hand in seat.hands:
-            status = hand.status
-            bet = hand.bet
-            if status == EVEN_MONEY:
-                result, payout = "win", 2 * bet
-            elif status == BUST:
-                result, payout = "bust", 0
-            elif dealer_blackjack:
-                if status == BLACKJACK:
-                    result, payout = "push", bet
-                elif status == SURRENDERED and not rules.dealer_peek:
-                    result, payout = "lose", 0
-                elif status == SURRENDERED:
-                    result, payout = "surrender", bet // 2
-                elif rules.original_bets_only and original_lost:
-                    result, payout = "push", bet
-                elif rules.original_bets_only:
-                    original_lost = True
-                    result, payout = "lose", bet - seat.bet
-                else:
-                    result, payout = "lose", 0
-            elif status == BLACKJACK:
-                result, payout = "blackjack", bet + bet * bj_num // bj_den
-            elif status == SURRENDERED:
-                result, payout = "surrender", bet // 2
-            elif status == CHARLIE:
-                result, payout = "charlie", 2 * bet
-            elif status == SUITED_678:
-                bonus_num, bonus_den = rules.suited_678_ratio
-                result, payout = "win", bet + bet * bonus_num // bonus_den
-            else:
-                total = hand.total
-                if dealer_total > 21 or total > dealer_total:
-                    result, payout = "win", 2 * bet
-                elif total == dealer_total:
-                    result, payout = "push", bet
-                else:
-                    result, payout = "lose", 0
-            hand.result = result
-            hand.payout = payout
-            returned += payout
-        seat.insurance_payout = 3 * seat.insurance if dealer_blackjack else 0
-        seat.returned = returned + seat.insurance_payout
-    state.phase = SETTLED
