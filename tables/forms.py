@@ -9,7 +9,10 @@ class OpenTableForm(forms.Form):
 
     name = forms.CharField(max_length=Table._meta.get_field("name").max_length, strip=True)
     preset = forms.ModelChoiceField(
-        queryset=RulePreset.objects.all(), empty_label=None, help_text="The rules the table plays."
+        queryset=RulePreset.objects.all(),
+        empty_label=None,
+        label="Rules",
+        help_text="The rules the table plays.",
     )
     min_bet = forms.IntegerField(
         label="Minimum bet", initial=10, min_value=OPEN_TABLE_MIN_BET, max_value=OPEN_TABLE_MAX_BET

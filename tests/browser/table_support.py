@@ -109,3 +109,13 @@ def act(page: Page, do: Callable[[], None], *watchers: Page) -> str:
 def seat(page: Page, number: int):
     """The seat's `<li>` on the felt."""
     return page.locator("#seats > li").nth(number - 1)
+
+
+def snapshot(page: Page, path: Path) -> None:
+    """A screenshot of the whole page taken through a viewport as tall as the page (a full-page screenshot
+    would paint the sticky header in the middle)."""
+    size = page.viewport_size
+    height = page.evaluate("document.documentElement.scrollHeight")
+    page.set_viewport_size({"width": size["width"], "height": min(height, 4000)})
+    page.screenshot(path=path)
+    page.set_viewport_size(size)

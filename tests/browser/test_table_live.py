@@ -15,6 +15,7 @@ from tests.browser.table_support import (
     open_live_table,
     screenshot_dir,
     seat,
+    snapshot,
     stack_shoe,
     value,
     version,
@@ -99,7 +100,7 @@ def test_two_players_and_a_spectator_play_a_round(transactional_db, open_page, t
     expect(a.locator("#play-split")).to_be_enabled()
     a.get_by_label("Show basic-strategy hint").check()
     expect(a.locator(".hint")).to_be_visible()
-    a.screenshot(path=screenshot_dir(tmp_path) / "table.png", full_page=True)
+    snapshot(a, screenshot_dir(tmp_path) / "table.png")
 
     act(a, a.locator("#play-split").click, b, watcher)
     expect(seat(watcher, 1).locator(".hand")).to_have_count(2)
@@ -240,7 +241,7 @@ def test_phone_screen_has_no_sideways_scroll_and_big_buttons(transactional_db, o
             .filter(([, height]) => height < 44)"""
     )
     assert small == []
-    page.screenshot(path=screenshot_dir(tmp_path) / "table-phone.png", full_page=True)
+    snapshot(page, screenshot_dir(tmp_path) / "table-phone.png")
 
 
 def test_reconnect_restores_the_exact_table(transactional_db, open_page):
