@@ -194,12 +194,15 @@ def test_many_rounds_in_a_row_keep_every_control_sending(transactional_db, open_
     page = open_page(erin)
     page.goto(f"/tables/{table.pk}/")
     act(page, page.get_by_role("button", name="Sit in seat 4").click)
+    page.locator("#bet-amount").fill("20")
     rounds = 5
     for number in range(1, rounds + 1):
         status = page.locator("#table-status")
         expect(status).to_contain_text(f"round {number}")
         expect(status).to_contain_text("Place your bet")
         act(page, page.get_by_role("button", name="Bet", exact=True).click)
+        # The amount typed once survives every live update (hx-preserve) and is bet again.
+        expect(seat(page, 4).locator(".chip").first).to_have_text("Bet 20")
         while "Round over" not in status.inner_text():
             if page.locator("#insurance-no").count():
                 act(page, page.locator("#insurance-no").click)
