@@ -42,10 +42,10 @@ def profile(request):
             form.save()
             messages.success(request, "Profile saved.")
             return redirect("profile")
+        # Validation copied the refused input onto request.user; the page header shows the stored values.
+        user.refresh_from_db(fields=["display_name", "avatar", "email"])
     else:
         form = ProfileForm(instance=user)
-    # Validation errors must not leak into the header: show the stored values there.
-    user.refresh_from_db(fields=["display_name", "avatar"])
     wallet = Wallet.objects.filter(user=user).first()
     context = {
         "form": form,

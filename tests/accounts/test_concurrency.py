@@ -163,3 +163,29 @@ def test_audit_runs_on_one_snapshot_while_chips_move(player, other_player):
     worker.join(timeout=30)
     assert results["play"] > 0
     assert all(report.ok for report in reports), [r.discrepancies for r in reports if not r.ok]
+
+
+def test_many_threads_moving_chips_keep_every_balance_after_chain_exact(player, other_player):
+    threads_count, moves = 4, 15
+    barrier = threading.Barrier(threads_count)
+    results = {}
+
+    def play(index):
+        barrier.wait()
+        players = [player, other_player] if index % 2 else [other_player, player]
+        for move in range(moves):
+            for user in players:
+                services.stake(user=user, amount=3, round_ref=index * 1000 + move)
+                services.pay(user=user, amount=2 + index % 2, round_ref=index * 1000 + move)
+        return moves
+
+    threads = [in_thread(lambda index=index: play(index), results, index) for index in range(threads_count)]
+    for thread in threads:
+        thread.join(timeout=120)
+    assert all(result == moves for result in results.values()), results
+    # Threads 0 and 2 lose 1 chip per stake/pay pair, threads 1 and 3 break even.
+    expected = 10_000 - 2 * moves
+    assert balance(player) == balance(other_player) == expected
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
+    assert report.house_result == 2 * 2 * moves
