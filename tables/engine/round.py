@@ -2,9 +2,10 @@
 
 A round is a value (`RoundState`). `apply(state, action)` returns a new state and never changes its input;
 `apply_in_place` is the same code mutating the state (for the simulator). Anything refused raises
-`EngineError` before any change. (One exception: running out of cards raises `shoe_exhausted` mid-action;
-`apply` still leaves its input untouched, `apply_in_place` leaves a half-done state. The caller must give a
-shoe with room for a round, or void the round.)
+`EngineError` before any change. (One exception: running out of cards after the deal raises
+`shoe_exhausted` mid-action; `apply` still leaves its input untouched, `apply_in_place` leaves a half-done
+state. A round cannot go on without cards: near the end of a shoe the caller should pass the shoe followed by
+the next shuffled shoe, whose hash it has published, or void the round.)
 
 Phases: "betting" -> "insurance" (only when there is something to decide) -> "playing" -> "settled".
 
@@ -45,7 +46,8 @@ Settlement, in integer chips (a hand's `payout` is every chip returned for it, s
   `original_bets_only`: then the seat loses one original bet (on its first hand that has not busted; a busted
   hand was lost when it busted) and every other chip of those hands comes back (those hands show "push").
 A seat's `returned` is the sum of its hands' payouts plus its insurance payout. The house result of the round
-is the sum of `stake` minus the sum of `returned` over the seats.
+is the sum of `stake` minus the sum of `returned` over the seats. While betting, `stake` is the seat's current
+bet: a smaller replacement bet or `sit_out` lowers it, and the caller refunds the difference.
 """
 
 from collections.abc import Iterable, Sequence
