@@ -299,6 +299,7 @@ class _Change:
         self._events: list[TableEvent] = []
         self._next_seq: int | None = None
         self._start_phase = table.phase
+        self._seats_before = {number: _seat_fields(seat) for number, seat in seats.items()}
 
     @classmethod
     def begin(cls, table_id: int, *, load_round: bool = True, now: datetime | None = None) -> "_Change":
@@ -367,13 +368,21 @@ class _Change:
         self.save_round()
         table.version += 1
         table.save()
-        for seat in self.seats.values():
-            seat.save()
+        for number, seat in self.seats.items():
+            if _seat_fields(seat) != self._seats_before.get(number):
+                seat.save()
         TableEvent.objects.bulk_create(self._events)
         broadcast.table_changed_on_commit(
             table.pk, table.version, lobby=self.lobby or table.phase != self._start_phase
         )
         return table.version
+
+
+_SEAT_FIELDS = [field.attname for field in Seat._meta.concrete_fields]
+
+
+def _seat_fields(seat: Seat) -> tuple:
+    return tuple(getattr(seat, name) for name in _SEAT_FIELDS)
 
 
 def _guarded(table_id: int, body, now: datetime) -> int:
