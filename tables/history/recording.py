@@ -60,7 +60,7 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
         numbers = [seat["seat"] for seat in seats]
         hands = [hand for number in numbers for hand in hands_by_seat.get(number, [])]
         own = [d for d in decisions if d.seat in numbers]
-        row = _player_round(round, user_id, seats, hands, own)
+        row = player_round_row(round, user_id, seats, hands, own)
         rows.append(row)
         mistakes.extend(
             Mistake(
@@ -98,7 +98,9 @@ def _decisions(round: Round) -> list[Decision]:
     return analyse(replay.states, [log.action for log in actions[: len(replay.states) - 1]])
 
 
-def _player_round(round: Round, user_id: int, seats, hands, decisions: list[Decision]) -> PlayerRound:
+def player_round_row(round, user_id: int, seats, hands, decisions: list[Decision]) -> PlayerRound:
+    """The unsaved `PlayerRound` of one player: `seats` are their entries of `round.results['seats']`,
+    `hands` the engine's final hands (dicts) of those seats."""
     stake = sum(seat["stake"] for seat in seats)
     returned = sum(seat["returned"] for seat in seats)
     net = returned - stake
@@ -131,6 +133,14 @@ def _player_round(round: Round, user_id: int, seats, hands, decisions: list[Deci
 
 def _add_to_totals(row: PlayerRound) -> None:
     stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
+    add_to_stats(stats, row)
+    stats.save()
+    for period, start in period_starts(row.settled_at).items():
+        _bump_period(row.user_id, period, start, row)
+
+
+def add_to_stats(stats: PlayerStats, row: PlayerRound) -> None:
+    """Add one round to the player's all-time totals (in memory; rounds must come in settlement order)."""
     stats.rounds += 1
     for name in ("hands", "wins", "pushes", "losses", "blackjacks", "doubles_won", "splits_won"):
         setattr(stats, name, getattr(stats, name) + getattr(row, name))
@@ -144,9 +154,6 @@ def _add_to_totals(row: PlayerRound) -> None:
     stats.deviations += row.deviations
     stats.ev_cost += row.ev_cost
     stats.last_played_at = row.settled_at
-    stats.save()
-    for period, start in period_starts(row.settled_at).items():
-        _bump_period(row.user_id, period, start, row)
 
 
 def apply_streak(stats: PlayerStats, net: int) -> None:
