@@ -8,6 +8,7 @@ limit of an address that is guessing other accounts' passwords.
 """
 
 import hashlib
+import ipaddress
 import math
 import time
 from dataclasses import dataclass
@@ -46,8 +47,22 @@ def _keys(scope: str, value: str) -> tuple[str, str]:
     return f"{_PREFIX}:{scope}:{digest}:failures", f"{_PREFIX}:{scope}:{digest}:locked-until"
 
 
+def _network(ip: str) -> str:
+    """The unit an address is counted in: the address itself for IPv4, its /64 for IPv6, since one IPv6
+    client commonly holds a whole /64 and could otherwise step to a fresh address after every refusal."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if address.version == 4:
+        return str(address)
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{address}/64", strict=False))
+
+
 def _subjects(ip: str, username: str) -> list[tuple[str, str]]:
-    subjects = [("ip", ip)]
+    subjects = [("ip", _network(ip))]
     if username.strip():
         subjects.append(("username", _normalise(username)))
     return subjects

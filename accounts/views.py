@@ -2,6 +2,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -16,6 +17,12 @@ RECENT_ENTRIES = 15
 class LoginView(auth_views.LoginView):
     form_class = LoginForm
     redirect_authenticated_user = True
+
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if form.has_error(NON_FIELD_ERRORS, code="throttled"):
+            response.status_code = 429  # Too Many Requests: the page still explains how long to wait
+        return response
 
 
 def register(request):

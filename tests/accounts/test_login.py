@@ -57,6 +57,7 @@ def test_username_is_throttled_after_five_failures_from_many_addresses(client, p
     for attempt in range(throttling.MAX_FAILURES):
         log_in(client, password="wrong", ip=f"10.0.1.{attempt}")
     response = log_in(client, ip="10.0.2.1")  # right password, fresh address
+    assert response.status_code == 429
     assert "_auth_user_id" not in client.session
     message = str(errors(response))
     assert "Too many failed log-in attempts for this account" in message
@@ -107,6 +108,21 @@ def test_throttled_attempt_does_not_check_the_password(client, player, monkeypat
     assert calls == []
     log_in(client, username="bob", ip="10.9.9.9")
     assert calls == ["bob"]  # the spy does see attempts that are not throttled
+
+
+def test_an_ipv6_client_is_counted_by_its_64_network(client, player):
+    for attempt in range(throttling.MAX_FAILURES):
+        log_in(client, username=f"guess{attempt}", password="wrong", ip=f"2001:db8:1:2::{attempt + 1:x}")
+    response = log_in(client, ip="2001:db8:1:2:ffff::9")
+    assert "from your network" in str(errors(response))
+    assert log_in(client, ip="2001:db8:1:3::1").status_code == 302  # the neighbouring /64 is unaffected
+
+
+def test_ipv4_mapped_and_plain_ipv4_share_a_counter():
+    for _ in range(throttling.MAX_FAILURES):
+        throttling.record_failure(ip="::ffff:192.0.2.7", username="")
+    assert throttling.check(ip="192.0.2.7", username="").scope == "ip"
+    assert throttling.check(ip="192.0.2.8", username="") is None
 
 
 def test_cool_off_ends_and_reports_remaining_time():
