@@ -285,3 +285,15 @@ def test_reconnect_restores_the_exact_table(transactional_db, open_page):
     # The controls still send on the new connection.
     act(page, page.get_by_role("button", name="Bet", exact=True).click)
     expect(seat(page, 1).locator(".chip")).to_have_text("Bet 10")
+
+    # A clean close (code 1000: a server restart, a proxy timeout) is not retried by htmx; table.js does it.
+    sockets[-1].close(code=1000, reason="going away cleanly")
+    for _ in range(100):
+        if len(sockets) == 3:
+            break
+        page.wait_for_timeout(100)
+    assert len(sockets) == 3, "table.js reconnects after a clean close"
+    expect(page.locator("#connection")).to_be_hidden()
+    page.get_by_role("textbox", name="Chat message").fill("back again")
+    page.get_by_role("textbox", name="Chat message").press("Enter")
+    expect(page.locator("#chat-log")).to_contain_text("back again")
