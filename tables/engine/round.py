@@ -83,10 +83,12 @@ def new_round(
     """A round in the betting phase. `shoe` is the whole shoe order, `position` the index of the next card."""
     if not isinstance(rules, RuleSet):
         raise EngineError("bad_message", "rules must be a RuleSet")
-    numbers = sorted(set(seats))
-    for number in numbers:
+    numbers = []
+    for number in seats:
         if type(number) is not int or not 1 <= number <= MAX_SEATS:
             raise EngineError("bad_message", f"seats must be numbers 1 to {MAX_SEATS}, not {number!r}")
+        numbers.append(number)
+    numbers = sorted(set(numbers))
     if not numbers:
         raise EngineError("bad_message", "a round needs at least one seat")
     if type(min_bet) is not int or type(max_bet) is not int or not 1 <= min_bet <= max_bet:

@@ -83,6 +83,8 @@ def test_new_round_checks_its_arguments():
     with pytest.raises(EngineError):
         betting_round(seats=[])
     with pytest.raises(EngineError):
+        betting_round(seats=["a", 1])
+    with pytest.raises(EngineError):
         betting_round(min_bet=10, max_bet=5)
     with pytest.raises(EngineError):
         betting_round(position=10_000)
