@@ -6,7 +6,7 @@ the sum of all wallet balances is always exactly zero. Only `accounts.services` 
 rows.
 """
 
-import re
+import unicodedata
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
@@ -18,8 +18,9 @@ from django.utils import timezone
 from accounts.avatars import AVATAR_CHOICES, DEFAULT_AVATAR, avatar_static_path
 
 DISPLAY_NAME_MAX_LENGTH = 40
-# Letters (any script), digits, spaces and a few harmless punctuation marks; no markup, no control characters.
-_DISPLAY_NAME_RE = re.compile(r"^[^\W_](?:[\w .'\-]*[^\W_])?$")
+# Besides letters, combining marks and digits of any script: a space and a few harmless punctuation marks. No
+# markup, symbols, control or invisible formatting characters (zero-width spaces, bidi overrides).
+_DISPLAY_NAME_PUNCTUATION = frozenset(" .'-_")
 
 
 def validate_display_name(value: str) -> None:
@@ -27,7 +28,12 @@ def validate_display_name(value: str) -> None:
         raise ValidationError("Remove the spaces at the start and end.", code="display_name_spaces")
     if "  " in value:
         raise ValidationError("Use single spaces between words.", code="display_name_spaces")
-    if not _DISPLAY_NAME_RE.match(value):
+    categories = [unicodedata.category(char)[0] for char in value]
+    allowed = all(
+        kind in "LMN" or char in _DISPLAY_NAME_PUNCTUATION
+        for char, kind in zip(value, categories, strict=True)
+    )
+    if value and not (allowed and categories[0] in "LN" and categories[-1] in "LMN"):
         raise ValidationError(
             "Use letters, digits, spaces and . ' - _ only, starting and ending with a letter or digit.",
             code="display_name_characters",

@@ -37,7 +37,10 @@ def test_profile_shows_balance_entries_and_every_avatar(logged_in):
         assert f"/static/avatars/{key}.svg" in response.text
 
 
-@pytest.mark.parametrize("name", ["Lucky Lou", "Zoë", "O'Brien", "J.-P. Smith", "a_b", "7", "x" * 40])
+@pytest.mark.parametrize(
+    "name",
+    ["Lucky Lou", "Zoë", "O'Brien", "J.-P. Smith", "a_b", "7", "x" * 40, "नमस्ते", "Ана Мария", "李小龙"],
+)
 def test_good_display_names_are_saved_and_shown(logged_in, player, name):
     response = save_profile(logged_in, display_name=name, avatar="crown")
     assert response.status_code == 302
@@ -55,6 +58,10 @@ def test_good_display_names_are_saved_and_shown(logged_in, player, name):
         "-dash",
         "tab\tname",
         "zero\u200bwidth",
+        "bidi\u202eevil",
+        "\u0301accent first",
+        "Ace ♠",
+        "trailing.",
         "x" * (DISPLAY_NAME_MAX_LENGTH + 1),
         "bob",  # another player's username
         "BOB",
@@ -69,6 +76,12 @@ def test_bad_display_names_are_refused(logged_in, player, other_player, name):
     # The page header keeps showing the stored name, never the refused input.
     assert "<h1>alice</h1>" in response.text
     assert "<script>alert" not in response.text
+
+
+def test_decomposed_accents_are_stored_composed(logged_in, player):
+    save_profile(logged_in, display_name="Zoe\u0308")
+    player.refresh_from_db()
+    assert player.display_name == "Zoë"
 
 
 def test_surrounding_spaces_are_trimmed(logged_in, player):
