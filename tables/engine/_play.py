@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, fields
 
 from . import shoe as shoe_module
-from .cards import is_blackjack, new_deck_order
+from .cards import CARD_VALUES, new_deck_order
 from .errors import EngineError
 from .round import RoundState, allowed_actions, apply_in_place, new_round
 from .strategy import Strategy
@@ -145,21 +145,39 @@ def slot_cards(seats: int) -> int:
 
 def play_round(strategy: Strategy, cards: tuple[str, ...], position: int, numbers: list[int]) -> RoundState:
     """One settled round: every seat bets `BET`, then plays basic strategy through `round.apply_in_place`."""
-    rules = strategy.rules
     decide = strategy.decide
-    state = new_round(rules=rules, shoe=cards, position=position, seats=numbers, min_bet=BET, max_bet=BET)
+    state = new_round(
+        rules=strategy.rules, shoe=cards, position=position, seats=numbers, min_bet=BET, max_bet=BET
+    )
     for number in numbers:
-        apply_in_place(state, {"action": "bet", "seat": number, "amount": BET})
-    apply_in_place(state, {"action": "deal"})
+        apply_in_place(state, _action("bet", number))
+    apply_in_place(state, _DEAL)
     if state.phase == "insurance":
         _answer_offers(strategy, state)
     up = state.dealer_cards[0] if state.dealer_cards else None
+    seats = state.seats
     while state.phase == "playing":
         number, hand_index = state.turn
-        hand = state.seats[number].hands[hand_index]
-        action = decide(hand.cards, up, allowed_actions(state, number))
-        apply_in_place(state, {"action": action, "seat": number, "hand": hand_index})
+        action = decide(seats[number].hands[hand_index].cards, up, allowed_actions(state, number))
+        apply_in_place(state, _action(action, number, hand_index))
     return state
+
+
+# The engine reads actions and never changes them, so the few distinct ones are built once and reused.
+_DEAL = {"action": "deal"}
+_ACTIONS: dict[tuple, dict] = {}
+
+
+def _action(name: str, seat: int, hand: int | None = None) -> dict:
+    key = (name, seat, hand)
+    action = _ACTIONS.get(key)
+    if action is None:
+        if name == "bet":
+            action = {"action": "bet", "seat": seat, "amount": BET}
+        else:
+            action = {"action": name, "seat": seat, "hand": hand}
+        _ACTIONS[key] = action
+    return action
 
 
 def fast_shuffled_shoe(server_seed: str, client_seed: str, decks: int, nonce: int) -> tuple[str, ...]:
@@ -222,23 +240,33 @@ def _net(state: RoundState) -> int:
 
 
 def _count(tally: Tally, state: RoundState) -> None:
-    net = 0
+    net = wagered = 0
     for seat in state.seats.values():
-        net += seat.returned - seat.stake
-        tally.wagered += seat.stake
+        stake = seat.stake
+        net += seat.returned - stake
+        wagered += stake
         hands = seat.hands
         if len(hands) > 1:
             tally.splits += 1
-        elif hands[0].status in ("blackjack", "even_money"):
+        elif hands[0].status in _NATURALS:
             tally.naturals += 1
         for hand in hands:
             if hand.doubled:
                 tally.doubles += 1
-            if hand.status == "surrendered":
+            elif hand.status == "surrendered":
                 tally.surrenders += 1
     tally.rounds += 1
     tally.hands += len(state.seats)
     tally.net += net
     tally.net_squares += net * net
-    if is_blackjack(state.dealer_cards):
+    tally.wagered += wagered
+    dealer = state.dealer_cards
+    if (
+        len(dealer) == 2
+        and CARD_VALUES[dealer[0]] + CARD_VALUES[dealer[1]] == 11
+        and "A" in (dealer[0][0], dealer[1][0])
+    ):
         tally.dealer_blackjacks += 1
+
+
+_NATURALS = ("blackjack", "even_money")
