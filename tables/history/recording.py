@@ -82,7 +82,7 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
     PlayerRound.objects.bulk_create(rows)
     Mistake.objects.bulk_create(mistakes)
     for row in rows:
-        _add_to_totals(row)
+        add_to_totals(row)
     return rows
 
 
@@ -131,7 +131,8 @@ def player_round_row(round, user_id: int, seats, hands, decisions: list[Decision
     )
 
 
-def _add_to_totals(row: PlayerRound) -> None:
+def add_to_totals(row: PlayerRound) -> None:
+    """Add a recorded round to the player's all-time and period totals (locks the player's stats row)."""
     stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
     add_to_stats(stats, row)
     stats.save()

@@ -117,7 +117,9 @@ def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, ord
 def describe(action: dict[str, Any], after: RoundState, names: dict[int, str]) -> str:
     name = action.get("action")
     seat = action.get("seat")
-    who = f"{names.get(seat, 'Seat ' + str(seat))} (seat {seat})" if seat is not None else "The table"
+    who = f"{names[seat]} (seat {seat})" if seat in names else f"Seat {seat}"
+    if seat is None:
+        who = "The table"
     if name == "bet":
         return f"{who} bets {action.get('amount')}."
     if name == "deal":

@@ -3,7 +3,6 @@
 import pytest
 from django.urls import reverse
 
-from tables.models import Round
 from tests.tables.conftest import PASSWORD, deal_cards
 
 pytestmark = pytest.mark.django_db
