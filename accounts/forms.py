@@ -70,7 +70,7 @@ class ProfileForm(forms.ModelForm):
     def clean_display_name(self):
         # NFC first, so a name typed with combining accents is judged (and stored) like its precomposed twin.
         name = unicodedata.normalize("NFC", self.cleaned_data["display_name"])
-        if name and (User.objects.exclude(pk=self.instance.pk).filter(**{"username__iexact": name}).exists()):
+        if name and User.objects.exclude(pk=self.instance.pk).filter(username__iexact=name).exists():
             raise ValidationError(
                 "That is another player's username; pick a different name.", code="impersonation"
             )
