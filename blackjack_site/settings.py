@@ -103,7 +103,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 200, "expiry": 30},
+            # redis-py 8 reads with a 5 s socket timeout by default, which ends channels-redis's 5 s blocking
+            # pop on every idle consumer: wait longer than the pop, but not forever (a dead peer is noticed).
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
+                "capacity": 200,
+                "expiry": 30,
+            },
         }
     }
 else:
