@@ -115,6 +115,7 @@ def summary(rules: RuleSet, tally: Tally, seats: int, elapsed: float) -> dict[st
         "rounds_per_second": n / elapsed if elapsed > 0 else None,
         "rules": rules.to_dict(),
         "rules_summary": rules.summary(),
+        "computed_house_edge": basic_strategy(rules).house_edge(),
         "std_per_round": stderr / 100 * math.sqrt(n),
         "dealer_blackjack_rate": tally.dealer_blackjacks / n,
         "double_rate": tally.doubles / tally.hands,
@@ -228,6 +229,7 @@ def _readable(result: dict[str, Any]) -> str:
             f"Rounds:         {result['rounds']:,} ({seats} seat{'s' if seats > 1 else ''}, "
             f"{result['shoes']:,} shoes, {result['voided_rounds']} voided)",
             f"House edge:     {result['house_edge']:+.3f}% ± {result['stderr']:.3f}% (one standard error)",
+            f"Computed edge:  {result['computed_house_edge']:+.3f}% (strategy model, no simulation)",
             f"Naturals:       {100 * result['natural_rate']:.3f}% of hands",
             f"Std per round:  {result['std_per_round']:.3f} initial bets",
             f"Doubles:        {100 * result['double_rate']:.2f}% of hands",

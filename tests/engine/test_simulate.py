@@ -99,6 +99,36 @@ def test_many_seats_on_one_deck_void_rounds_that_run_out():
     assert 0.02 < result["natural_rate"] < 0.08
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"surrender": "early"},
+        {"dealer_peek": False, "original_bets_only": True},
+        {"dealer_peek": False, "decks": 8},
+        {"charlie": 5, "suited_678_bonus": "2:1"},
+        {"resplit_aces": True, "hit_split_aces": True},
+        {"max_split_hands": 1, "blackjack_payout": "2:1"},
+        {
+            "decks": 1,
+            "dealer_hits_soft_17": True,
+            "double_on": "10-11",
+            "max_split_hands": 2,
+            "surrender": "none",
+        },
+    ],
+    ids=str,
+)
+def test_every_rule_path_plays_through(change):
+    rules = RuleSet(**change)
+    result = simulator.simulate(rules, 1_500, seed="paths", seats=3)
+    assert result["rounds"] == 1_500
+    assert result["rules"] == rules.to_dict()
+    # Far too few rounds to test the edge itself: only that the figures are sane.
+    assert abs(result["house_edge"] - result["computed_house_edge"]) < 5 * result["stderr"]
+    assert 0.5 < result["std_per_round"] < 1.5  # per round of three seats, in initial bets
+    assert (result["surrender_rate"] > 0) == (rules.surrender != "none")
+
+
 def test_progress_is_reported_after_each_chunk(monkeypatch):
     monkeypatch.setattr(simulator, "CHUNK_ROUNDS", 100)
     seen = []
@@ -132,7 +162,15 @@ def test_cli_json_output_shape():
     done = run_cli("--rules", "European", "--rounds", "2000", "--seed", "cli", "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    for key in ("rounds", "house_edge", "stderr", "natural_rate", "rounds_per_second", "rules"):
+    for key in (
+        "rounds",
+        "house_edge",
+        "stderr",
+        "natural_rate",
+        "rounds_per_second",
+        "rules",
+        "computed_house_edge",
+    ):
         assert key in result
     assert result["rounds"] == 2000
     assert result["rules"] == RuleSet(dealer_peek=False, double_on="9-11", surrender="none").to_dict()

@@ -1,12 +1,15 @@
 """Basic strategy computed from the rules, checked against the published charts cell by cell."""
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from tables.engine import RuleSet, apply
+from tables.engine import RANKS, SUITS, RuleSet, apply, hand_value
 from tables.engine.strategy import PLAYING_ACTIONS, basic_strategy, recommend
 from tests.engine.conftest import start
 
 UPCARDS = ["2", "3", "4", "5", "6", "7", "8", "9", "T", "A"]
+CARDS = [rank + suit for rank in RANKS for suit in SUITS]
 
 # The published basic strategy for 4 to 8 decks, dealer stands on soft 17, double any two cards, double after
 # split, late surrender, peek (Wizard of Odds' 4-8 deck chart; the same chart is printed on casino strategy
@@ -192,6 +195,22 @@ def test_decide_always_returns_an_allowed_action():
                 for allowed in allowed_sets:
                     action = strategy.decide([first + "s", second + "h"], up + "d", allowed)
                     assert action in allowed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    cards=st.lists(st.sampled_from(CARDS), min_size=2, max_size=7),
+    up=st.sampled_from(CARDS),
+    rules=st.sampled_from(
+        [RuleSet(), RuleSet(charlie=5), RuleSet(decks=1, dealer_peek=False, surrender="none")]
+    ),
+    extra=st.sets(st.sampled_from(["double", "split", "surrender"])),
+    can_hit=st.booleans(),
+)
+def test_decide_handles_any_hand(cards, up, rules, extra, can_hit):
+    assume(hand_value(cards)[0] < 21)
+    allowed = {"stand", *extra} | ({"hit"} if can_hit else set())
+    assert basic_strategy(rules).decide(cards, up, allowed) in allowed
 
 
 def test_charlie_makes_more_cards_worth_hitting():
