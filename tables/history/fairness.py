@@ -6,6 +6,7 @@ stored live state) are the shoe's cards from the round's start position on. The 
 `static/js/verify.js`; this is the same check for tests and for anyone reading the code.
 """
 
+import shlex
 from dataclasses import dataclass
 
 from tables.engine.errors import EngineError
@@ -30,7 +31,7 @@ def verify_command(shoe) -> str | None:
         return None
     return (
         f"python -m tables.engine.verify --server-seed {shoe.revealed_seed} "
-        f"--client-seed {shoe.client_seed} --decks {shoe.decks} --nonce {shoe.nonce}"
+        f"--client-seed {shlex.quote(shoe.client_seed)} --decks {shoe.decks} --nonce {shoe.nonce}"
     )
 
 

@@ -1,0 +1,86 @@
+"""Every history page runs a fixed number of queries, whatever the amount of data (no N+1)."""
+
+import pytest
+from django.urls import reverse
+
+from tables.history.records import PlayerRound
+from tests.tables.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+# Queries every logged-in page makes before the view: the session, the user, the nav's wallet balance.
+BASE = 3
+
+
+@pytest.fixture
+def many(make_table, make_user, alice, bob, play_round):
+    """Rounds with several players, so a page that looped over rows would show it in its query count."""
+
+    def build(count: int):
+        table = make_table(name=f"Table {count}")
+        others = [make_user(f"extra{count}-{n}") for n in range(3)]
+        for _ in range(count):
+            play_round(table, [(alice, 1, 10), (bob, 2, 10), *((u, n + 3, 10) for n, u in enumerate(others))])
+        return table
+
+    return build
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("leaderboard", BASE + 3),  # top 50, the viewer's value, how many are ahead
+        ("history", BASE + 3),  # the tables played (filter), the count, the page
+        ("public", BASE + 1 + 3),  # the player + stats, chart, mistakes
+        ("replay", BASE + 5),  # round+table+shoe, players, action log, own ledger entries, own mistakes
+    ],
+)
+def test_query_counts_do_not_grow_with_the_data(
+    client, many, alice, name, expected, django_assert_num_queries
+):
+    many(1)
+    login(client, alice)
+
+    def url():
+        latest = PlayerRound.objects.filter(user=alice).order_by("-settled_at").first()
+        return {
+            "leaderboard": reverse("leaderboard") + "?board=all",
+            "history": reverse("history"),
+            "public": reverse("player_profile", args=["alice"]),
+            "replay": reverse("round_replay", args=[latest.round_id]),
+        }[name]
+
+    first = url()
+    with django_assert_num_queries(expected):
+        assert client.get(first).status_code == 200
+    many(3)
+    later = url()
+    assert PlayerRound.objects.filter(user=alice).count() == 4
+    with django_assert_num_queries(expected):
+        assert client.get(later).status_code == 200
+
+
+def test_every_leaderboard_has_the_same_query_count(client, many, alice, django_assert_num_queries):
+    from tables.history.selectors import BOARDS
+
+    many(2)
+    login(client, alice)
+    for key in BOARDS:
+        with django_assert_num_queries(BASE + 3 if key != "win_rate" else BASE + 2):
+            # alice has no 100 hands yet: not on the win-rate board, so nobody is counted ahead of her
+            client.get(reverse("leaderboard") + f"?board={key}")
+
+
+def test_the_profile_statistics_tag_runs_three_queries(rf, many, alice, django_assert_num_queries):
+    from django.template import Context, Template
+
+    many(2)
+    template = Template("{% load history_tags %}{% player_statistics %}")
+    with django_assert_num_queries(3):  # stats, the balance chart's ledger entries, costliest mistakes
+        html = template.render(Context({"user": alice}))
+    assert "Your balance after each chip movement" in html
+    assert 'id="player-stats"' in html
