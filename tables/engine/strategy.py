@@ -52,12 +52,45 @@ class Strategy:
         self._values = tables.values
         self._deals = tables.deals
         self._charlie = rules.charlie
+        # `decide` looks rankings up directly: two-card hands by (first value, second value, upcard), later
+        # hands by (hard total, has an ace, card-count key, upcard).
+        self._two_cards = {
+            (first, second, up): tables.rankings[self._key([first, second], up)]
+            for first in range(1, 11)
+            for second in range(1, 11)
+            for up in range(1, 11)
+        }
+        self._later = {
+            (hard, has_ace, count, up): tables.rankings[(up, *best_total(hard, has_ace), count)]
+            for hard, has_ace in [
+                *((hard, False) for hard in range(4, 22)),
+                *((hard, True) for hard in range(3, 22)),
+            ]
+            for count in (range(3, self._charlie + 1) if self._charlie else (3,))
+            for up in range(1, 11)
+        }
 
     def decide(self, cards: list[str], dealer_up: str, allowed: Collection[str]) -> str:
         """The best option for `cards` against the upcard `dealer_up` among the `allowed` actions."""
-        values = [CARD_VALUES[card] for card in cards]
-        key = self._key(values, CARD_VALUES[dealer_up])
-        for action in self._rankings[key]:
+        up = CARD_VALUES[dealer_up]
+        count = len(cards)
+        if count == 2:
+            ranking = self._two_cards[(CARD_VALUES[cards[0]], CARD_VALUES[cards[1]], up)]
+        else:
+            hard = 0
+            has_ace = False
+            for card in cards:
+                value = CARD_VALUES[card]
+                hard += value
+                if value == 1:
+                    has_ace = True
+            if hard > 21:
+                raise ValueError(f"a busted hand has no decision: {cards}")
+            charlie = self._charlie
+            ranking = self._later[
+                (hard, has_ace, (count if count < charlie else charlie) if charlie else 3, up)
+            ]
+        for action in ranking:
             if action in allowed:
                 return action
         raise ValueError(f"none of the actions {sorted(allowed)} is a playing decision")
