@@ -23,6 +23,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -42,7 +43,7 @@ from tables.engine.rules import PRESETS
 from tables.engine.shoe import combine_client_seeds, cut_card_index, seed_hash, shuffled_shoe
 from tables.engine.strategy import PLAYING_ACTIONS, basic_strategy
 from tables.history.coach import judge
-from tables.history.recording import add_to_stats, period_starts, player_round_row
+from tables.history.recording import add_to_stats, period_starts, player_round_fields
 from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
 from tables.history.replay import state_for_storage
 from tables.models import ActionLog, Phase, Round, RulePreset, Shoe, Table
@@ -473,17 +474,18 @@ class _Play:
             self.next_log += 1
         shoe.row.position = state.position
         hands_by_seat = {s["seat"]: s["hands"] for s in stored["seats"]}
-        fake_round = Round(pk=round_id, table_id=table.pk, settled_at=at)
+        settled = SimpleNamespace(pk=round_id, table_id=table.pk, settled_at=at)
         by_user: dict[int, list[dict]] = {}
         for entry in results:
             by_user.setdefault(entry["user_id"], []).append(entry)
         for user_id, entries in by_user.items():
             numbers = [e["seat"] for e in entries]
             own = [d for d in decisions if d.seat in numbers]
-            row = player_round_row(
-                fake_round, user_id, entries, [h for n in numbers for h in hands_by_seat[n]], own
+            fields = player_round_fields(
+                settled, user_id, entries, [h for n in numbers for h in hands_by_seat[n]], own
             )
-            self.writer.add(PlayerRound, tuple(getattr(row, name) for name in COLUMNS[PlayerRound]))
+            row = SimpleNamespace(**fields)
+            self.writer.add(PlayerRound, tuple(fields[name] for name in COLUMNS[PlayerRound]))
             for d in own:
                 if d.deviates:
                     self.writer.add(

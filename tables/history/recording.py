@@ -60,7 +60,7 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
         numbers = [seat["seat"] for seat in seats]
         hands = [hand for number in numbers for hand in hands_by_seat.get(number, [])]
         own = [d for d in decisions if d.seat in numbers]
-        row = player_round_row(round, user_id, seats, hands, own)
+        row = PlayerRound(**player_round_fields(round, user_id, seats, hands, own))
         rows.append(row)
         mistakes.extend(
             Mistake(
@@ -98,8 +98,8 @@ def _decisions(round: Round) -> list[Decision]:
     return analyse(replay.states, [log.action for log in actions[: len(replay.states) - 1]])
 
 
-def player_round_row(round, user_id: int, seats, hands, decisions: list[Decision]) -> PlayerRound:
-    """The unsaved `PlayerRound` of one player: `seats` are their entries of `round.results['seats']`,
+def player_round_fields(round, user_id: int, seats, hands, decisions: list[Decision]) -> dict[str, Any]:
+    """The fields of one player's `PlayerRound`: `seats` are their entries of `round.results['seats']`,
     `hands` the engine's final hands (dicts) of those seats."""
     stake = sum(seat["stake"] for seat in seats)
     returned = sum(seat["returned"] for seat in seats)
@@ -107,28 +107,28 @@ def player_round_row(round, user_id: int, seats, hands, decisions: list[Decision
     results = [hand.get("result") or "" for hand in hands]
     wins = sum(1 for r in results if r in WIN_RESULTS)
     pushes = results.count("push")
-    return PlayerRound(
-        user_id=user_id,
-        round_id=round.pk,
-        table_id=round.table_id,
-        settled_at=round.settled_at,
-        seats=sorted(seat["seat"] for seat in seats),
-        stake=stake,
-        returned=returned,
-        net=net,
-        result=RoundResult.WIN if net > 0 else RoundResult.LOSE if net < 0 else RoundResult.PUSH,
-        hands=len(hands),
-        wins=wins,
-        pushes=pushes,
-        losses=len(hands) - wins - pushes,
-        blackjacks=results.count("blackjack"),
-        doubles_won=sum(1 for h in hands if h.get("doubled") and h.get("result") in WIN_RESULTS),
-        splits_won=sum(1 for h in hands if h.get("split") and h.get("result") in WIN_RESULTS),
-        summary=", ".join(r for r in results if r)[:200],
-        decisions=len(decisions),
-        deviations=sum(1 for d in decisions if d.deviates),
-        ev_cost=sum(d.ev_cost for d in decisions),
-    )
+    return {
+        "user_id": user_id,
+        "round_id": round.pk,
+        "table_id": round.table_id,
+        "settled_at": round.settled_at,
+        "seats": sorted(seat["seat"] for seat in seats),
+        "stake": stake,
+        "returned": returned,
+        "net": net,
+        "result": RoundResult.WIN if net > 0 else RoundResult.LOSE if net < 0 else RoundResult.PUSH,
+        "hands": len(hands),
+        "wins": wins,
+        "pushes": pushes,
+        "losses": len(hands) - wins - pushes,
+        "blackjacks": results.count("blackjack"),
+        "doubles_won": sum(1 for h in hands if h.get("doubled") and h.get("result") in WIN_RESULTS),
+        "splits_won": sum(1 for h in hands if h.get("split") and h.get("result") in WIN_RESULTS),
+        "summary": ", ".join(r for r in results if r)[:200],
+        "decisions": len(decisions),
+        "deviations": sum(1 for d in decisions if d.deviates),
+        "ev_cost": sum(d.ev_cost for d in decisions),
+    }
 
 
 def add_to_totals(row: PlayerRound) -> None:
@@ -140,8 +140,9 @@ def add_to_totals(row: PlayerRound) -> None:
         _bump_period(row.user_id, period, start, row)
 
 
-def add_to_stats(stats: PlayerStats, row: PlayerRound) -> None:
-    """Add one round to the player's all-time totals (in memory; rounds must come in settlement order)."""
+def add_to_stats(stats: PlayerStats, row) -> None:
+    """Add one round (a `PlayerRound`, or any object with its fields) to the player's all-time totals, in
+    memory; rounds must come in settlement order."""
     stats.rounds += 1
     for name in ("hands", "wins", "pushes", "losses", "blackjacks", "doubles_won", "splits_won"):
         setattr(stats, name, getattr(stats, name) + getattr(row, name))
