@@ -4,7 +4,7 @@
 
 Every round is played by `round.new_round` and `round.apply_in_place`, the code that runs the live tables, by
 `strategy.basic_strategy` for the rules, on real provably fair shoes: `_play.fast_shuffled_shoe` computes
-exactly the card order of `shoe.shuffled_shoe` (tests compare them), twice as fast. Each of `--seats` seats
+exactly the card order of `shoe.shuffled_shoe` (tests compare them), 2.5 times faster. Each of `--seats` seats
 bets `BET` chips a round, declines insurance and even money, and takes early surrender when basic strategy
 says so. A shoe is reshuffled at the cut card (`rules.penetration`; 0 deals every round from a fresh shoe).
 
