@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Serve one site from N Daphne processes on consecutive ports, sharing PostgreSQL (DATABASE_URL) and Redis
+# (REDIS_URL): migrate and seed once, then start the processes and stop them all on Ctrl-C.
+#
+#   scripts/run-cluster.sh [N]        (or: make run-cluster N=2)
+#
+# Environment (defaults in brackets):
+#   DATABASE_URL  [postgres://postgres@127.0.0.1:5432/blackjack_cluster]  created if it does not exist
+#   REDIS_URL     [redis://127.0.0.1:6379/2]
+#   HOST [127.0.0.1]  PORT [8001]: process k listens on PORT+k-1
+#   CLUSTER_DEBUG [0]: 1 runs with DEBUG on (no collectstatic, no SECRET_KEY needed; slower: every query is
+#                 kept in memory). With 0 a SECRET_KEY is generated once into .venv/cluster-secret-key unless given,
+#                 static files are collected, and the HTTPS-only settings are switched off, since this local
+#                 cluster speaks plain HTTP (behind a TLS-terminating proxy set BEHIND_PROXY=1 and keep them on;
+#                 see docs/deployment.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+count="${1:-${N:-2}}"
+case "$count" in ''|*[!0-9]*) echo "N must be a whole number, not '$count'" >&2; exit 2;; esac
+[ "$count" -ge 1 ] || { echo "N must be at least 1" >&2; exit 2; }
+
+PY=.venv/bin/python
+[ -x "$PY" ] || { echo "no virtualenv: run 'make run' or 'make test' once first" >&2; exit 1; }
+host="${HOST:-127.0.0.1}"
+base_port="${PORT:-8001}"
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/blackjack_cluster}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/2}"
+export CONN_MAX_AGE="${CONN_MAX_AGE:-60}"  # keep database connections between messages
+export LOG_LEVEL="${LOG_LEVEL:-WARNING}"
+
+if [ "${CLUSTER_DEBUG:-0}" = 1 ]; then
+    export DEBUG=1
+else
+    export DEBUG=0
+    if [ -z "${SECRET_KEY:-}" ]; then
+        key_file=.venv/cluster-secret-key
+        [ -s "$key_file" ] || "$PY" -c 'import secrets; print(secrets.token_urlsafe(50))' > "$key_file"
+        SECRET_KEY="$(cat "$key_file")"
+        export SECRET_KEY
+    fi
+    export SECURE_SSL_REDIRECT="${SECURE_SSL_REDIRECT:-0}" SESSION_COOKIE_SECURE="${SESSION_COOKIE_SECURE:-0}"
+    export CSRF_COOKIE_SECURE="${CSRF_COOKIE_SECURE:-0}" SECURE_HSTS_SECONDS="${SECURE_HSTS_SECONDS:-0}"
+fi
+
+# Create the database when PostgreSQL is reachable and it does not exist yet.
+case "$DATABASE_URL" in
+postgres://*|postgresql://*)
+    "$PY" - <<'PYTHON'
+import os
+
+import dj_database_url
+import psycopg
+from psycopg import sql
+
+config = dj_database_url.parse(os.environ["DATABASE_URL"])
+params = {"host": config["HOST"] or "127.0.0.1", "port": config["PORT"] or 5432, "user": config["USER"]}
+if config["PASSWORD"]:
+    params["password"] = config["PASSWORD"]
+with psycopg.connect(dbname="postgres", autocommit=True, **params) as connection:
+    exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]).fetchone()
+    if not exists:
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(config["NAME"])))
+        print(f"created database {config['NAME']}")
+PYTHON
+    ;;
+esac
+
+# The environment of the servers, for the tools that must share it (manage.py loadtest, audit_ledger):
+#   set -a; . .venv/cluster.env; set +a
+env | grep -E '^(DEBUG|SECRET_KEY|DATABASE_URL|REDIS_URL|CONN_MAX_AGE|SECURE_SSL_REDIRECT|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SECURE_HSTS_SECONDS)=' \
+    | sed "s/=\(.*\)/='\1'/" > .venv/cluster.env
+
+"$PY" manage.py migrate --noinput
+"$PY" manage.py seed_demo
+[ "$DEBUG" = 1 ] || "$PY" manage.py collectstatic --noinput -v 0
+
+# Client addresses from X-Forwarded-For only behind a proxy that sets it (log-in throttling counts per address).
+proxy_flags=()
+[ "${BEHIND_PROXY:-0}" = 1 ] && proxy_flags=(--proxy-headers)
+
+pids=()
+stop() {
+    trap - INT TERM EXIT
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait
+}
+trap stop INT TERM EXIT
+
+for k in $(seq 1 "$count"); do
+    port=$((base_port + k - 1))
+    .venv/bin/daphne -b "$host" -p "$port" --websocket-max-message-size 16384 "${proxy_flags[@]}" \
+        blackjack_site.asgi:application &
+    pids+=("$!")
+    echo "process $k: http://$host:$port (pid $!)"
+done
+echo "$count process(es) on ports $base_port-$((base_port + count - 1)); DATABASE_URL=$DATABASE_URL REDIS_URL=$REDIS_URL"
+echo "Ctrl-C stops them all."
+wait -n "${pids[@]}" || true
+echo "a server process exited; stopping the others" >&2

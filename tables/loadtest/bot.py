@@ -1,0 +1,292 @@
+"""One load-test bot: a websocket client of the JSON table protocol that plays one seat with basic strategy.
+
+`next_action` is the whole policy, a pure function of the last `state` message; `Bot` handles the socket,
+keeps at most one action in flight, times every action and reconnects when the server goes away.
+
+Taking turns without a turn order: bets, ready checks and insurance answers are open to every seat at once,
+and every action carries the version it was made against, so five bots answering the same state at once
+would all but one lose the race (`stale_version`). With `ordered` (the default) a bot waits until every seat
+below its own is taken (to sit), and every occupied seat below its own has bet (or is ready): the answers
+follow one another, each as soon as the previous one is seen. Sitting down would still lose every race against
+a player who acts on every new state, so all bots take their seats first (`playing` not yet set) and only then
+start to play. Insurance answers still race (the view does not
+show who has answered); a lost race is retried on the fresh state the server sends with the refusal.
+"""
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tables.engine.strategy import PLAYING_ACTIONS, Strategy
+from tables.loadtest.stats import Recorder
+
+CONNECT_TIMEOUT = 10.0
+RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 3.0)
+
+
+def next_action(
+    state: dict[str, Any],
+    seat: int,
+    strategy: Strategy,
+    *,
+    min_bet: int,
+    stopping: bool,
+    ordered: bool = True,
+) -> dict[str, Any] | None:
+    """What the bot seated (or to be seated) at `seat` sends now, or None to wait for the next state.
+    `stopping`: take no new seat, bet or ready check; finish the hands already dealt."""
+    table, you = state["table"], state["you"]
+    seats = table["seats"]
+    if seat not in you["seats"]:
+        if stopping or seats[seat - 1]["player"] is not None or "sit" not in you["allowed"]:
+            return None
+        if ordered and any(other["player"] is None for other in seats[: seat - 1]):
+            return None
+        return {"action": "sit", "seat": seat}
+    allowed = you["allowed_by_seat"].get(str(seat), [])
+    phase = table["phase"]
+    mine = seats[seat - 1]
+    if phase == "betting" and "bet" in allowed and mine["bet"] == 0:
+        if stopping or (ordered and any(_waits_for_bet(other) for other in seats[: seat - 1])):
+            return None
+        return {"action": "bet", "amount": min_bet, "seat": seat}
+    if phase == "insurance":
+        for offer in ("even_money", "insurance"):
+            if offer in allowed:  # basic strategy never insures
+                return {"action": offer, "accept": False, "seat": seat}
+        if "surrender" in allowed and strategy.surrenders_early(mine["hands"][0]["cards"], _upcard(table)):
+            return {"action": "surrender", "seat": seat}
+        return None
+    turn = table["turn"]
+    if phase == "playing" and turn is not None and turn["seat"] == seat:
+        playable = [name for name in allowed if name in PLAYING_ACTIONS]
+        if not playable:
+            return None
+        hand = turn["hand"]
+        choice = strategy.decide(mine["hands"][hand]["cards"], _upcard(table), playable)
+        return {"action": choice, "seat": seat, "hand": hand}
+    if "ready" in allowed and not stopping:
+        if ordered and phase == "settled" and any(_waits_for_ready(other) for other in seats[: seat - 1]):
+            return None
+        return {"action": "ready"}
+    return None
+
+
+def _waits_for_bet(seat_view: dict[str, Any]) -> bool:
+    return seat_view["player"] is not None and not seat_view["sitting_out"] and seat_view["bet"] == 0
+
+
+def _waits_for_ready(seat_view: dict[str, Any]) -> bool:
+    return seat_view["player"] is not None and not seat_view["ready"]
+
+
+def _upcard(table: dict[str, Any]) -> str:
+    return table["dealer"]["cards"][0]
+
+
+class NotLoggedIn(RuntimeError):
+    """The server saw the bot as anonymous."""
+
+
+@dataclass
+class TableLedger:
+    """What the bots of one table share: actions sent, by the version they were sent against (to time how
+    long the other players take to see them), and the rounds already counted."""
+
+    sent: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
+    settled: set[int] = field(default_factory=set)
+
+    def record(self, version: int, seat: int, at: float) -> None:
+        self.sent.setdefault(version, []).append((seat, at))
+        if len(self.sent) > 256:
+            for old in sorted(self.sent)[:128]:
+                del self.sent[old]
+
+    def withdraw(self, version: int, seat: int) -> None:
+        entries = self.sent.get(version)
+        if entries:
+            self.sent[version] = [entry for entry in entries if entry[0] != seat]
+
+    def first_sent(self, version: int, *, not_by: int) -> float | None:
+        times = [at for seat, at in self.sent.get(version, ()) if seat != not_by]
+        return min(times) if times else None
+
+
+class Bot:
+    """Plays `seat` at one table through `url` (a full ws:// URL with `?format=json`) until told to stop."""
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        origin: str,
+        session_key: str,
+        seat: int,
+        strategy: Strategy,
+        min_bet: int,
+        recorder: Recorder,
+        shared: TableLedger,
+        playing: asyncio.Event,
+        stopping: asyncio.Event,
+        ordered: bool = True,
+    ) -> None:
+        self.url, self.origin, self.cookie = url, origin, f"sessionid={session_key}"
+        self.seat, self.strategy, self.min_bet = seat, strategy, min_bet
+        self.recorder, self.shared, self.ordered = recorder, shared, ordered
+        self.playing, self.stopping = playing, stopping
+        self.socket = None
+        self.state: dict[str, Any] | None = None
+        self.in_flight: tuple[int, float] | None = None  # (version sent against, when)
+        self.acted_at = -1  # the newest version this bot has acted on
+        self.left = False
+
+    async def connect(self) -> None:
+        from websockets.asyncio.client import connect
+
+        self.socket = await connect(
+            self.url,
+            additional_headers={"Cookie": self.cookie},
+            origin=self.origin,
+            open_timeout=CONNECT_TIMEOUT,
+            max_size=2**20,
+        )
+        first = json.loads(await asyncio.wait_for(self.socket.recv(), CONNECT_TIMEOUT))
+        if first.get("type") != "state" or first["you"]["username"] is None:
+            await self.socket.close()
+            raise NotLoggedIn(
+                "the server does not know the bot's session: run the load tester with the servers' "
+                "DATABASE_URL and SECRET_KEY (sessions are signed with it)"
+            )
+        self.state = first
+
+    async def play(self, drain_until: list[float]) -> None:
+        """Play until stopped, then finish the hands under way (until `drain_until[0]`), leave and close."""
+        from websockets.exceptions import ConnectionClosed
+
+        self.recorder.connected += 1
+        try:
+            while not self.left:
+                try:
+                    await self._serve(drain_until)
+                except (ConnectionClosed, OSError, TimeoutError):
+                    self.recorder.connected -= 1
+                    if not await self._reconnect(drain_until):
+                        return
+                    self.recorder.connected += 1
+        finally:
+            if self.socket is not None:
+                with contextlib.suppress(Exception):
+                    await self.socket.close()
+
+    async def _serve(self, drain_until: list[float]) -> None:
+        socket = self.socket
+        while not self.left:
+            timeout = 1.0 if self.stopping.is_set() or not self.playing.is_set() else 5.0
+            try:
+                text = await asyncio.wait_for(socket.recv(), timeout)
+            except TimeoutError:
+                if self.stopping.is_set() and time.monotonic() >= drain_until[0]:
+                    await self._leave()
+                    return
+                await self._maybe_act()  # nothing arrived: make sure the bot is not stuck
+                continue
+            self._receive(text)
+            if self.stopping.is_set() and (self._done() or time.monotonic() >= drain_until[0]):
+                await self._leave()
+                return
+            await self._maybe_act()
+
+    def _receive(self, text: str) -> None:
+        now = time.monotonic()
+        message = json.loads(text)
+        kind = message.get("type")
+        if kind == "error":
+            code = message.get("code", "unknown")
+            self.recorder.error(code)
+            if self.in_flight is not None:
+                self.shared.withdraw(self.in_flight[0], self.seat)
+                self.in_flight = None
+            # After a lost race the fresh state follows (a newer version): the bot acts again on that one.
+            return
+        if kind != "state":
+            return
+        version = message["v"]
+        before = self.state["v"] if self.state is not None else version
+        for seen in range(before, version):
+            sent_at = self.shared.first_sent(seen, not_by=self.seat)
+            if sent_at is not None:
+                self.recorder.seen_by_other(now - sent_at)
+        if self.in_flight is not None and version > self.in_flight[0]:
+            self.recorder.action_done(now - self.in_flight[1])
+            self.in_flight = None
+        self.state = message
+        table = message["table"]
+        if table["phase"] == "settled" and table["round_id"] not in self.shared.settled:
+            self.shared.settled.add(table["round_id"])
+            self.recorder.round_settled()
+
+    async def _maybe_act(self) -> None:
+        state = self.state
+        if state is None or self.in_flight is not None or state["v"] <= self.acted_at:
+            return
+        action = next_action(
+            state,
+            self.seat,
+            self.strategy,
+            min_bet=self.min_bet,
+            stopping=self.stopping.is_set(),
+            ordered=self.ordered,
+        )
+        if action is None or (action["action"] != "sit" and not self.playing.is_set()):
+            return
+        version = state["v"]
+        now = time.monotonic()
+        self.acted_at = version
+        self.in_flight = (version, now)
+        self.shared.record(version, self.seat, now)
+        await self.socket.send(json.dumps({**action, "v": version}))
+
+    def _done(self) -> bool:
+        """Stopping and nothing of this bot's is under way: no hand in play and no action in flight."""
+        if self.in_flight is not None or self.state is None:
+            return False
+        table = self.state["table"]
+        mine = table["seats"][self.seat - 1]
+        return table["phase"] in ("waiting", "betting", "settled") or not mine["in_round"]
+
+    @property
+    def seated(self) -> bool:
+        return self.state is not None and self.seat in self.state["you"]["seats"]
+
+    async def _leave(self) -> None:
+        """Give up the seat (after the round if a stake is still in it) and stop."""
+        self.left = True
+        if self.seated:
+            with contextlib.suppress(Exception):
+                await self.socket.send(json.dumps({"action": "leave", "v": self.state["v"]}))
+                await asyncio.wait_for(self.socket.recv(), 2.0)
+
+    async def _reconnect(self, drain_until: list[float]) -> bool:
+        """Open a new connection after the server dropped this one; the first state resyncs the bot."""
+        from websockets.exceptions import WebSocketException
+
+        self.recorder.error("connection_lost")
+        if self.in_flight is not None:
+            self.shared.withdraw(self.in_flight[0], self.seat)
+            self.in_flight = None
+        for delay in (*RECONNECT_DELAYS, *[RECONNECT_DELAYS[-1]] * 20):
+            if self.stopping.is_set() and time.monotonic() >= drain_until[0]:
+                return False
+            await asyncio.sleep(delay)
+            try:
+                await self.connect()
+            except (OSError, TimeoutError, WebSocketException):  # refused, reset, or the handshake failed
+                continue
+            self.recorder.reconnects += 1
+            self.acted_at = -1
+            return True
+        self.recorder.error("reconnect_failed")
+        return False

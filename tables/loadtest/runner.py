@@ -1,0 +1,82 @@
+"""Run the bots of a load test: connect them (a few at a time), play for the configured time, let the hands
+under way finish, make every bot leave, and return what was measured."""
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tables.engine.rules import RuleSet
+from tables.engine.strategy import basic_strategy
+from tables.loadtest.bot import Bot, TableLedger
+from tables.loadtest.fixtures import Fixture
+from tables.loadtest.stats import Recorder
+
+CONNECTING_AT_ONCE = 20
+SEATING_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    ws_urls: list[str]  # ws://host:port bases; player i connects to ws_urls[i % len]
+    duration: float
+    drain: float = 15.0
+    progress_every: float = 5.0
+    ordered: bool = True
+
+
+async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], None]) -> Recorder:
+    recorder = Recorder()
+    playing, stopping = asyncio.Event(), asyncio.Event()
+    strategy = basic_strategy(RuleSet.from_dict(fixture.rules))
+    ledgers = {table_id: TableLedger() for table_id in fixture.table_ids}
+    bots = []
+    for index, player in enumerate(fixture.players):
+        base = config.ws_urls[index % len(config.ws_urls)]
+        bots.append(
+            Bot(
+                url=f"{base}/ws/tables/{player.table_id}/?format=json&token={player.token}",
+                origin=base.replace("ws", "http", 1),
+                session_key=player.session_key,
+                seat=player.seat,
+                strategy=strategy,
+                min_bet=fixture.min_bet,
+                recorder=recorder,
+                shared=ledgers[player.table_id],
+                playing=playing,
+                stopping=stopping,
+                ordered=config.ordered,
+            )
+        )
+    gate = asyncio.Semaphore(CONNECTING_AT_ONCE)
+
+    async def connect(bot: Bot) -> None:
+        async with gate:
+            await bot.connect()
+
+    started = time.monotonic()
+    await asyncio.gather(*(connect(bot) for bot in bots))
+    progress(f"{len(bots)} bots connected in {time.monotonic() - started:.1f} s; taking seats")
+    drain_until = [float("inf")]
+    tasks = [asyncio.create_task(bot.play(drain_until)) for bot in bots]
+    seating_ends = time.monotonic() + SEATING_SECONDS
+    while not all(bot.seated for bot in bots) and time.monotonic() < seating_ends:
+        await asyncio.sleep(0.1)
+    seated = sum(bot.seated for bot in bots)
+    progress(f"{seated} of {len(bots)} bots seated in {time.monotonic() - started:.1f} s; playing")
+    recorder.measuring = True
+    playing.set()
+    began = time.monotonic()
+    try:
+        while (left := config.duration - (time.monotonic() - began)) > 0:
+            await asyncio.sleep(min(config.progress_every, left))
+            recorder.elapsed = time.monotonic() - began
+            progress(recorder.progress_line())
+    finally:
+        recorder.elapsed = time.monotonic() - began
+        recorder.measuring = False
+        drain_until[0] = time.monotonic() + config.drain
+        stopping.set()
+    progress(f"stopping: finishing the hands under way (at most {config.drain:.0f} s), then leaving")
+    await asyncio.gather(*tasks)
+    return recorder

@@ -1,0 +1,97 @@
+"""`python manage.py loadtest --url http://127.0.0.1:8000 --tables T --players P --duration S [--json FILE]`
+
+Plays T private tables with P bots each against running server(s) over real websockets and the JSON protocol,
+then audits the ledger. The command must use the same database as the servers (same `DATABASE_URL`): it
+creates the accounts, their sessions and the tables there (see `tables.loadtest.fixtures`). Give `--url`
+several times (or comma-separated) to spread the players of every table over several server processes.
+Only loopback URLs are accepted, and the run is bounded: at most MAX_TABLES x MAX_PLAYERS bots for at most
+MAX_DURATION seconds.
+"""
+
+import asyncio
+import json
+import secrets
+import sys
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from accounts.audit import audit_ledger
+from tables.loadtest.fixtures import LoopbackOnly, check_loopback, close_tables, prepare
+from tables.loadtest.runner import RunConfig, run
+
+MAX_TABLES = 300
+MAX_PLAYERS = 7
+MAX_DURATION = 3600
+
+
+class Command(BaseCommand):
+    help = (
+        "Load-test running servers with bots over real websockets; prints and optionally writes (JSON) "
+        "rounds and actions per second, latencies (p50/p95/p99/max), errors by code and the ledger audit."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--url", action="append", required=True, help="base URL of a server (loopback only); repeatable"
+        )
+        parser.add_argument("--tables", type=int, default=10)
+        parser.add_argument("--players", type=int, default=5, help="bots per table (1-7)")
+        parser.add_argument("--duration", type=float, default=30.0, help="seconds of play")
+        parser.add_argument("--json", dest="json_path", help="also write the results to this file")
+        parser.add_argument("--min-bet", type=int, default=10)
+        parser.add_argument(
+            "--eager",
+            action="store_true",
+            help="every bot bets and readies at once (version races) instead of in seat order",
+        )
+        parser.add_argument("--drain", type=float, default=15.0, help="seconds to finish hands after the run")
+
+    def handle(self, *args, **options):
+        tables, players, duration = options["tables"], options["players"], options["duration"]
+        if not 1 <= tables <= MAX_TABLES:
+            raise CommandError(f"--tables must be 1 to {MAX_TABLES}")
+        if not 1 <= players <= MAX_PLAYERS:
+            raise CommandError(f"--players must be 1 to {MAX_PLAYERS}")
+        if not 0 < duration <= MAX_DURATION:
+            raise CommandError(f"--duration must be more than 0 and at most {MAX_DURATION} seconds")
+        urls = [part.strip() for given in options["url"] for part in given.split(",") if part.strip()]
+        try:
+            ws_urls = [check_loopback(url) for url in urls]
+        except LoopbackOnly as refused:
+            raise CommandError(str(refused)) from None
+
+        run_id = time.strftime("%m%d%H%M%S") + secrets.token_hex(2)
+        self.stderr.write(f"run {run_id}: creating {tables} table(s) and {tables * players} account(s)")
+        fixture = prepare(run_id=run_id, tables=tables, players=players, min_bet=options["min_bet"])
+        config = RunConfig(
+            ws_urls=ws_urls, duration=duration, drain=options["drain"], ordered=not options["eager"]
+        )
+        try:
+            recorder = asyncio.run(run(config, fixture, progress=self.stderr.write))
+        finally:
+            close_tables(fixture)
+        audit = audit_ledger()
+        result = {
+            "run": run_id,
+            "urls": urls,
+            "tables": tables,
+            "players_per_table": players,
+            "bots": tables * players,
+            "mode": "eager" if options["eager"] else "ordered",
+            **recorder.summary(),
+            "audit": {
+                "ok": audit.ok,
+                "wallets": audit.wallets,
+                "entries": audit.entries,
+                "sum_of_balances": audit.total,
+                "discrepancies": audit.discrepancies[:20],
+            },
+        }
+        text = json.dumps(result, indent=2)
+        self.stdout.write(text)
+        if options["json_path"]:
+            Path(options["json_path"]).write_text(text + "\n")
+        if not audit.ok:
+            sys.exit(1)
