@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-services lint format migrate demo clean
+.PHONY: run test test-services lint format migrate demo clean run-cluster
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $$(sh scripts/find-python.sh) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: $(STAMP)
 ## make test-services: only the tests that need real PostgreSQL and Redis (set DATABASE_URL and REDIS_URL)
 test-services: $(STAMP)
 	$(PY) -m pytest -m "postgres or redis" --create-db $(PYTEST_ARGS)
+
+## make run-cluster N=2: N Daphne processes on ports 8001.. sharing PostgreSQL and Redis (docs/deployment.md)
+run-cluster: $(STAMP)
+	N=$(or $(N),2) bash scripts/run-cluster.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
