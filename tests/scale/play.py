@@ -1,0 +1,98 @@
+"""Drive the load tester's bots (`tables.loadtest.bot.Bot`) from tests: a few bots on given servers, every
+payload kept, until a number of rounds has been settled at their table. Not a test module."""
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from tables.engine.rules import RuleSet
+from tables.engine.strategy import basic_strategy
+from tables.loadtest.bot import Bot, TableLedger
+from tables.loadtest.fixtures import Fixture
+from tables.loadtest.stats import Recorder
+
+
+class RecordingBot(Bot):
+    """A bot that keeps every message it receives (parsed), in order."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.received: list[dict[str, Any]] = []
+        self.raw: list[str] = []
+
+    def _receive(self, text: str) -> None:
+        self.raw.append(text)
+        self.received.append(json.loads(text))
+        super()._receive(text)
+
+    async def connect(self) -> None:
+        await super().connect()
+        self.raw.append(json.dumps(self.state))
+        self.received.append(self.state)
+
+    def states(self) -> list[dict[str, Any]]:
+        return [message for message in self.received if message.get("type") == "state"]
+
+
+class Crew:
+    """Bots for every player of `fixture`; player i connects to `bases[i % len(bases)]` (http://host:port)."""
+
+    def __init__(self, fixture: Fixture, bases: list[str]) -> None:
+        self.recorder = Recorder()
+        self.playing, self.stopping = asyncio.Event(), asyncio.Event()
+        self.ledgers = {table_id: TableLedger() for table_id in fixture.table_ids}
+        strategy = basic_strategy(RuleSet.from_dict(fixture.rules))
+        self.bots: list[RecordingBot] = []
+        for index, player in enumerate(fixture.players):
+            base = bases[index % len(bases)]
+            ws = base.replace("http", "ws", 1)
+            self.bots.append(
+                RecordingBot(
+                    url=f"{ws}/ws/tables/{player.table_id}/?format=json&token={player.token}",
+                    origin=base,
+                    session_key=player.session_key,
+                    seat=player.seat,
+                    strategy=strategy,
+                    min_bet=fixture.min_bet,
+                    recorder=self.recorder,
+                    shared=self.ledgers[player.table_id],
+                    playing=self.playing,
+                    stopping=self.stopping,
+                )
+            )
+        self.drain_until = [float("inf")]
+        self.tasks: list[asyncio.Task] = []
+
+    async def start(self, *, timeout: float = 20.0) -> None:
+        """Connect every bot, let them sit down, then let them play."""
+        for bot in self.bots:
+            await bot.connect()
+        self.tasks = [asyncio.create_task(bot.play(self.drain_until)) for bot in self.bots]
+        await self.wait_for(lambda: all(bot.seated for bot in self.bots), timeout, "every bot seated")
+        self.recorder.measuring = True
+        self.playing.set()
+
+    def settled(self) -> int:
+        """Rounds settled so far, over all tables (as the bots saw them)."""
+        return sum(len(ledger.settled) for ledger in self.ledgers.values())
+
+    async def play_rounds(self, rounds: int, *, timeout: float) -> None:
+        target = self.settled() + rounds
+        await self.wait_for(lambda: self.settled() >= target, timeout, f"{rounds} more settled round(s)")
+
+    async def finish(self, *, drain: float = 10.0) -> None:
+        self.drain_until[0] = time.monotonic() + drain
+        self.stopping.set()
+        await asyncio.gather(*self.tasks)
+
+    async def wait_for(self, condition, timeout: float, what: str) -> None:
+        ends = time.monotonic() + timeout
+        while not condition():
+            failed = [task for task in self.tasks if task.done() and task.exception() is not None]
+            if failed:
+                raise failed[0].exception()
+            if time.monotonic() > ends:
+                summary = self.recorder.summary()
+                raise AssertionError(f"timed out after {timeout} s waiting for {what}: {summary}")
+            await asyncio.sleep(0.05)
