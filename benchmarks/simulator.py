@@ -12,7 +12,6 @@ import argparse
 import cProfile
 import os
 import pstats
-import resource
 from collections import defaultdict
 
 from tables.engine.rules import parse_rules
@@ -31,32 +30,23 @@ def main() -> None:
     rules = parse_rules(args.rules)
     basic_strategy(rules)  # computed once, outside the timings
     print(f"rules: {rules.summary()}   cores: {os.cpu_count()}   load average before: {_load()}")
-    before = _cpu_seconds()
     single = simulate(rules, args.rounds, seed="benchmark")
-    single_cpu = _cpu_seconds() - before
-    _report("1 process", single, single_cpu)
-    before = _cpu_seconds()
+    _report("1 process", single)
     double = simulate(rules, 2 * args.rounds, seed="benchmark", processes=2)
-    _report("2 processes", double, _cpu_seconds() - before)
+    _report("2 processes", double)
     print(f"scaling    : {double['rounds_per_second'] / single['rounds_per_second']:.2f}x (wall clock)")
     print(f"load average after: {_load()}")
     if args.profile:
         _profile(rules, min(args.rounds, 100_000))
 
 
-def _report(label: str, result: dict, cpu_seconds: float) -> None:
-    # Rounds per CPU second (this process and its finished workers) shows the speed of one core even when
-    # other work on the machine slows the wall clock down.
+def _report(label: str, result: dict) -> None:
+    # Rounds per CPU second (the process and its workers) shows the speed of one core even when other work on
+    # the machine slows the wall clock down.
     print(
         f"{label:<11}: {result['rounds_per_second']:>9,.0f} rounds/s wall clock, "
-        f"{result['rounds'] / cpu_seconds:>9,.0f} rounds per CPU second ({result['rounds']:,} rounds)"
+        f"{result['rounds_per_cpu_second']:>9,.0f} rounds per CPU second ({result['rounds']:,} rounds)"
     )
-
-
-def _cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _profile(rules, rounds: int) -> None:

@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -52,12 +53,16 @@ def simulate(
     rules = _checked(rules, rounds, processes, seats)
     strategy = basic_strategy(rules)
     total = Tally()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), _cpu_seconds()
     for tally in _run(play_chunk, (strategy,), seed, rounds, seats, processes):
         total.add(tally)
         if progress is not None:
             progress(total.rounds)
-    return summary(rules, total, seats, time.perf_counter() - started)
+    result = summary(rules, total, seats, time.perf_counter() - started)
+    cpu = _cpu_seconds() - cpu_started
+    # Per CPU second (this process and its finished workers): the speed of one core, even on a busy machine.
+    result["rounds_per_cpu_second"] = total.rounds / cpu if cpu > 0 else None
+    return result
 
 
 def compare(
@@ -126,6 +131,11 @@ def summary(rules: RuleSet, tally: Tally, seats: int, elapsed: float) -> dict[st
         "voided_rounds": tally.voided_rounds,
         "seconds": elapsed,
     }
+
+
+def _cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 def _edge(net: int, squares: int, n: int, unit: int) -> tuple[float, float]:
@@ -234,7 +244,8 @@ def _readable(result: dict[str, Any]) -> str:
             f"Std per round:  {result['std_per_round']:.3f} initial bets",
             f"Doubles:        {100 * result['double_rate']:.2f}% of hands",
             f"Splits:         {100 * result['split_rate']:.2f}% of hands",
-            f"Speed:          {result['rounds_per_second']:,.0f} rounds/s ({result['seconds']:.1f} s)",
+            f"Speed:          {result['rounds_per_second']:,.0f} rounds/s ({result['seconds']:.1f} s), "
+            f"{result['rounds_per_cpu_second']:,.0f} rounds per CPU second",
         ]
     )
 
