@@ -72,7 +72,11 @@ COLUMNS = {
     ),
     PeriodStats: ("user_id", "period", "start", "rounds", "hands", "net"),
 }  # fmt: skip
-JSON_COLUMNS = {"seats", "state", "rules", "results", "action"}
+JSON_COLUMNS = {
+    Round: {"seats", "state", "rules", "results"},
+    ActionLog: {"action"},
+    PlayerRound: {"seats"},
+}
 
 
 class Writer:
@@ -104,7 +108,7 @@ class Writer:
 
         fields = [model._meta.get_field(name.removesuffix("_id") if name != "id" else name) for name in names]
         columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-        json_at = [i for i, name in enumerate(names) if name in JSON_COLUMNS]
+        json_at = [i for i, name in enumerate(names) if name in JSON_COLUMNS.get(model, ())]
         with connection.cursor() as cursor:
             statement = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
             with cursor.cursor.copy(statement) as copy:
@@ -333,20 +337,11 @@ class _Play:
         seats = sorted(rng.sample(range(1, table.seats + 1), count))
         by_seat = dict(zip(seats, seated, strict=True))
         for player in seated:
-            if player.balance < table.max_bet * 4:
-                top_up = (
-                    settings.STARTING_CHIPS - player.balance
-                    if player.balance < settings.STARTING_CHIPS
-                    else 0
-                )
-                self.ledger.move(
-                    player,
-                    max(top_up, table.max_bet * 4),
-                    self.ledger.issuer,
-                    LedgerEntry.Kind.GRANT,
-                    at,
-                    "Daily grant",
-                )
+            # Enough for the biggest bet this player makes, doubled and split (a top-up, as the daily grant).
+            need = 8 * min(table.max_bet, 2 * table.min_bet * player.unit)
+            if player.balance < need:
+                grant = max(settings.STARTING_CHIPS - player.balance, need)
+                self.ledger.move(player, grant, self.ledger.issuer, LedgerEntry.Kind.GRANT, at, "Daily grant")
         shoe = self._shoe(table, at, seated)
         try:
             self._play(table, at, shoe, by_seat)

@@ -9,7 +9,7 @@ from django.db.models import Count, Sum
 
 from accounts.audit import audit_ledger
 from tables.history.fairness import check_dealt
-from tables.history.records import PeriodStats, PlayerRound, PlayerStats
+from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
 from tables.history.replay import replay_round
 from tables.models import ActionLog, Round
 
@@ -60,3 +60,22 @@ def test_totals_agree_with_the_rows(generated):
         ]
         assert monthly == s.net
     assert PlayerRound.objects.count() >= 150
+
+
+def test_text_columns_hold_plain_text(generated):
+    """COPY writes JSON only into JSON columns: a mistake's action is `hit`, not `"hit"`."""
+    actions = set(Mistake.objects.values_list("action", flat=True)) | set(
+        Mistake.objects.values_list("best", flat=True)
+    )
+    assert actions
+    assert actions <= {
+        "hit",
+        "stand",
+        "double",
+        "split",
+        "surrender",
+        "play on",
+        "insure",
+        "decline",
+        "even money",
+    }
