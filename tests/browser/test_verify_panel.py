@@ -1,0 +1,77 @@
+"""The round page in real Chromium: the verify panel recomputes a retired shoe with SubtleCrypto (127.0.0.1
+is a secure context) and accepts the real cards, refuses a tampered one; the replay steps back and forth."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from tables import services
+from tables.engine.rules import PRESETS
+from tables.models import RulePreset, Table
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def settled_round_on_a_retired_shoe():
+    rules = PRESETS["Vegas Strip"].to_dict() | {"penetration": 0}  # a fresh shoe, retired after the round
+    preset = RulePreset.objects.create(name="Fresh shoe", rules=rules)
+    table = services.create_table(name="Verify table", preset=preset, min_bet=10, max_bet=500)
+    player = get_user_model().objects.create_user(username="verifier", password="Verify-blackjack-9")
+    for name, args in (("sit", {"seat": 1}), ("bet", {"amount": 20})):
+        version = Table.objects.get(pk=table.pk).version
+        services.perform(
+            table_id=table.pk, user=player, action={"action": name, **args}, expected_version=version
+        )
+    for step in range(1, 20):  # the clock plays the rest: insurance declined, hands standing
+        current = Table.objects.select_related("current_round__shoe").get(pk=table.pk).current_round
+        if current.settled_at is not None:
+            return current
+        services.expire_due(now=timezone.now() + timedelta(hours=step))
+    raise AssertionError("the round did not settle")
+
+
+def test_the_browser_verifies_a_retired_shoe_and_catches_a_tampered_card(page, live_site):
+    rnd = settled_round_on_a_retired_shoe()
+    assert rnd.shoe.retired_at is not None
+    page.goto(f"/rounds/{rnd.pk}/")
+    result = page.locator("#verify-result")
+    page.click("#verify-button")
+    expect(result).to_have_attribute("data-verdict", "pass", timeout=15_000)
+    expect(result).to_contain_text("The server seed's SHA-256 is the published hash.")
+    expect(result).to_contain_text("cards of the round are the shoe's cards, in order")
+
+    # Change the third card the page says was dealt: the same check must now fail on that card.
+    page.evaluate(
+        """() => {
+          const panel = document.getElementById("verify-panel");
+          const cards = panel.dataset.dealt.split(" ");
+          cards[2] = cards[2] === "As" ? "Kd" : "As";
+          panel.dataset.dealt = cards.join(" ");
+        }"""
+    )
+    page.click("#verify-button")
+    expect(result).to_have_attribute("data-verdict", "fail", timeout=15_000)
+    expect(result).to_contain_text("Card 3 of the round is")
+
+
+def test_the_replay_steps_forward_and_back(page, live_site):
+    rnd = settled_round_on_a_retired_shoe()
+    page.goto(f"/rounds/{rnd.pk}/")
+    position = page.locator(".replay-position")
+    total = page.locator(".replay-step").count()
+    assert total >= 4  # bets open, the bet, the deal, the rest
+    expect(position).to_have_text(f"Step 1 of {total}")
+    expect(page.locator(".replay-step").nth(0)).to_be_visible()
+    expect(page.locator(".replay-step").nth(1)).to_be_hidden()
+    page.click('[data-replay="next"]')
+    page.click('[data-replay="next"]')
+    expect(position).to_have_text(f"Step 3 of {total}")
+    expect(page.locator(".replay-step").nth(2)).to_be_visible()
+    page.click('[data-replay="prev"]')
+    expect(position).to_have_text(f"Step 2 of {total}")
+    page.click('[data-replay="last"]')
+    expect(position).to_have_text(f"Step {total} of {total}")
+    expect(page.locator('[data-replay="next"]')).to_be_disabled()
