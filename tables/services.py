@@ -37,6 +37,7 @@ from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.engine.rules import RuleSet
 from tables.engine.shoe import combine_client_seeds, cut_card_index, new_server_seed, seed_hash, shuffled_shoe
+from tables.history import recording as history
 from tables.models import (
     CHAT_MAX_LENGTH,
     MAX_SEATS,
@@ -910,6 +911,7 @@ def _settle(change: _Change) -> None:
     rnd.settled_at = change.now
     rnd.phase = Phase.SETTLED
     rnd.deadline = None
+    history.record_round(round=rnd, state=state)
     shoe = rnd.shoe
     shoe.position = state.position
     if shoe.cut_index is None or shoe.position >= shoe.cut_index:
