@@ -2,9 +2,10 @@
 totals (`PlayerStats`, `PeriodStats`). Runs inside the settlement's transaction; recording a round twice does
 nothing the second time.
 
-Wiring: `record_round` is called for every `Round` saved as settled (a `post_save` receiver, connected when
-`tables.history.records` is imported). It replays the round from its action log for the coach figure, so a
-round that cannot be replayed is still recorded, without decisions.
+Wiring: `tables.services._settle` calls `record_round(round=..., state=...)` once the results are written, in
+the settlement's transaction. It replays the round from its action log for the coach figure (with the
+engine state's own shoe, so nothing is recomputed); a round that cannot be replayed is still recorded, without
+decisions. Voided rounds are not recorded: every stake came back.
 """
 
 import datetime
@@ -14,8 +15,6 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.db.models.signals import post_save
-from django.dispatch import receiver
 
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
@@ -50,7 +49,7 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
         return []
     final = state_for_storage(state) if state is not None else round.state
     hands_by_seat = {seat["seat"]: seat.get("hands", []) for seat in (final or {}).get("seats", [])}
-    decisions = _decisions(round)
+    decisions = _decisions(round, None if state is None else state.shoe)
 
     by_user: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for seat in seat_results:
@@ -86,10 +85,10 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
     return rows
 
 
-def _decisions(round: Round) -> list[Decision]:
+def _decisions(round: Round, order) -> list[Decision]:
     actions = list(ActionLog.objects.filter(round_id=round.pk).order_by("seq"))
     try:
-        replay = replay_round(round, actions)
+        replay = replay_round(round, actions, order=order)
     except EngineError as exc:
         logger.warning("round %s cannot be replayed for the coach: %s", round.pk, exc.message)
         return []
@@ -182,12 +181,3 @@ def _bump_period(user_id: int, period: str, start: datetime.date, row: PlayerRou
             )
     except IntegrityError:  # another table's settlement created it first
         bump()
-
-
-@receiver(post_save, sender=Round, dispatch_uid="history_record_settled_round")
-def record_settled_round(sender, instance: Round, raw: bool = False, **kwargs) -> None:
-    if raw or instance.settled_at is None or instance.voided:
-        return
-    if not (instance.results or {}).get("seats"):
-        return
-    record_round(round=instance)

@@ -153,7 +153,3 @@ class PeriodStats(models.Model):
 
     def __str__(self) -> str:
         return f"user #{self.user_id} {self.period} {self.start}: {self.net:+d}"
-
-
-# Connects the settlement receiver (`recording.record_settled_round`) whenever the models are loaded.
-from tables.history import recording  # noqa: E402, F401
