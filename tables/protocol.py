@@ -9,7 +9,7 @@ the input. Every result has the keys `action` and `v` plus, per action:
 | `sit` | `seat` (int 1-7) |
 | `leave`, `ready` | none |
 | `bet` | `amount` (int 1..10**12), `seat` (int 1-7 or None) |
-| `insurance`, `even_money` | `accept` (bool) |
+| `insurance`, `even_money` | `accept` (bool), `seat` (int 1-7 or None: every seat of yours with the offer) |
 | `hit`, `stand`, `double`, `split`, `surrender` | `seat` (int 1-7 or None), `hand` (int 0-3 or None) |
 | `chat` | `text` (str, stripped, 1-300 characters) |
 
@@ -201,8 +201,8 @@ _FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
     "leave": {},
     "bet": {"amount": (_amount, True), "seat": (_seat, False)},
     "ready": {},
-    "insurance": {"accept": (_accept, True)},
-    "even_money": {"accept": (_accept, True)},
+    "insurance": {"accept": (_accept, True), "seat": (_seat, False)},
+    "even_money": {"accept": (_accept, True), "seat": (_seat, False)},
     **dict.fromkeys(PLAY_ACTIONS, _PLAY_FIELDS),
     "chat": {"text": (_text, True)},
 }

@@ -41,8 +41,10 @@ def test_every_action_parses_with_its_arguments():
     assert parse_json({"action": "insurance", "accept": True, "v": 4}) == {
         "action": "insurance",
         "accept": True,
+        "seat": None,
         "v": 4,
     }
+    assert parse_json({"action": "insurance", "accept": True, "seat": 2, "v": 4})["seat"] == 2
     assert parse_json({"action": "even_money", "accept": False, "v": 4})["accept"] is False
     for name in ("hit", "stand", "double", "split", "surrender"):
         assert parse_json({"action": name, "v": 9}) == {"action": name, "seat": None, "hand": None, "v": 9}
