@@ -6,14 +6,19 @@ is removed here and only here: the view is assembled field by field from the rou
 shoe order, the server seed of a shoe in play and the dealer's unrevealed hole card are never copied into it.
 `build_lobby_view()` is the lobby's message.
 
-Reads: a handful of queries per view whatever the number of seats, events or chat lines (the table with its
-preset, round and shoe; seats with their users; presence; events; chat; the viewer's wallet), since every
-connected viewer rebuilds its view after every change.
+Reads: every connected viewer rebuilds its view after every change, so the part all viewers share (table,
+round, seats, presence, events, chat: six queries whatever their number of rows) is built once per table
+version and chat line and kept per process; each viewer then adds its own `you` (one query, the wallet),
+after one query for the table's version. A row changed without bumping the version (a presence row that
+marks no seat, a staff edit in the admin) shows from the next version on.
 """
 
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.templatetags.static import static
 
 from accounts.avatars import avatar_static_path
@@ -56,8 +61,58 @@ def visible_table(*, table_id: int, user, private_token: str | None = None) -> T
     return table
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What every viewer of a table sees alike at one version: the view's `table` part and what `you` needs.
+    Shared between viewers once built: never mutate it."""
+
+    table: Table
+    seat_rows: dict[int, Seat]
+    state: RoundState | None
+    turn: tuple[int, int] | None
+    view_table: dict[str, Any]
+    last_chat: int | None
+
+
+# Per process: (table id, created_at, version, last chat id) -> _Shared. After a change every connected viewer
+# rebuilds its view; the first one reads the table and the others only add their own `you` part. The key
+# changes with every committed change that bumps the version and with every chat line.
+_shared_views: OrderedDict[tuple, _Shared] = OrderedDict()
+_shared_lock = threading.Lock()
+SHARED_VIEWS_KEPT = 128
+
+
 def build_table_view(*, table_id: int, user) -> dict[str, Any]:
     """The `state` message for `user` (anonymous: the spectator's view). Raises Table.DoesNotExist."""
+    last_chat = ChatMessage.objects.filter(table_id=OuterRef("pk")).order_by("-id").values("id")[:1]
+    row = (
+        Table.objects.filter(pk=table_id)
+        .annotate(last_chat=Subquery(last_chat))
+        .values_list("version", "created_at", "last_chat")
+        .first()
+    )
+    if row is None:
+        raise Table.DoesNotExist(f"no table {table_id}")
+    key = (table_id, *row)
+    with _shared_lock:
+        shared = _shared_views.get(key)
+    if shared is None:
+        shared = _build_shared(table_id)
+        if (shared.table.version, shared.table.created_at, shared.last_chat) == row:
+            with _shared_lock:
+                _shared_views[key] = shared
+                while len(_shared_views) > SHARED_VIEWS_KEPT:
+                    _shared_views.popitem(last=False)
+    return {"type": "state", "v": shared.table.version, "table": shared.view_table, "you": _you(shared, user)}
+
+
+def forget_shared_views() -> None:
+    """Drop the per-process views (for code that changes tables without bumping their version: tests)."""
+    with _shared_lock:
+        _shared_views.clear()
+
+
+def _build_shared(table_id: int) -> _Shared:
     table = Table.objects.select_related("preset", "current_round", "current_round__shoe").get(pk=table_id)
     round_ = table.current_round
     state = _engine_state(round_)
@@ -65,12 +120,7 @@ def build_table_view(*, table_id: int, user) -> dict[str, Any]:
     connected = set(Presence.objects.filter(table=table).values_list("user_id", flat=True))
     rules = RuleSet.from_dict(round_.rules) if round_ is not None else table.ruleset()
     turn = state.turn if state is not None and table.phase == Phase.PLAYING else None
-
-    seats = [
-        _seat_view(number, seat_rows.get(number), state, turn, connected)
-        for number in range(1, table.seats + 1)
-    ]
-    you = _you(table, user, seat_rows, state, turn, rules)
+    chat = recent_chat(table_id=table.pk)
     view_table = {
         "id": table.pk,
         "name": table.name,
@@ -81,7 +131,10 @@ def build_table_view(*, table_id: int, user) -> dict[str, Any]:
         "deadline_seconds": table.deadline_seconds,
         "turn": None if turn is None else {"seat": turn[0], "hand": turn[1]},
         "dealer": _dealer(state),
-        "seats": seats,
+        "seats": [
+            _seat_view(number, seat_rows.get(number), state, turn, connected)
+            for number in range(1, table.seats + 1)
+        ],
         "seats_total": table.seats,
         "shoe": _shoe(table, round_),
         "round_id": None if round_ is None else round_.pk,
@@ -91,9 +144,9 @@ def build_table_view(*, table_id: int, user) -> dict[str, Any]:
         "is_private": table.is_private,
         "is_open": table.is_open,
         "events": _events(table),
-        "chat": recent_chat(table_id=table.pk),
+        "chat": chat,
     }
-    return {"type": "state", "v": table.version, "table": view_table, "you": you}
+    return _Shared(table, seat_rows, state, turn, view_table, chat[-1]["id"] if chat else None)
 
 
 def chat_entry(message: ChatMessage) -> dict[str, Any]:
@@ -200,7 +253,7 @@ def _seat_view(number: int, row: Seat | None, state, turn, connected: set[int]) 
     }
 
 
-def _you(table: Table, user, seat_rows: dict[int, Seat], state, turn, rules: RuleSet) -> dict[str, Any]:
+def _you(shared: _Shared, user) -> dict[str, Any]:
     if not user.is_authenticated:
         return {
             "username": None,
@@ -213,6 +266,7 @@ def _you(table: Table, user, seat_rows: dict[int, Seat], state, turn, rules: Rul
             "can_sit": False,
             "is_spectator": True,
         }
+    table, seat_rows, state, turn = shared.table, shared.seat_rows, shared.state, shared.turn
     mine = sorted(number for number, row in seat_rows.items() if row.user_id == user.pk)
     free = [
         number

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db.models import F
 
 from tables.engine import RuleSet, apply, new_deck_order, new_round
 from tables.engine.rules import PRESETS
@@ -79,6 +80,11 @@ def deal_round(
     )
     Table.objects.filter(pk=table.pk).update(current_round=round_, phase=phase, version=5)
     return round_, shoe
+
+
+def bump_version(table: Table) -> None:
+    """What every service does with a change: the next version (the view model keys its cache on it)."""
+    Table.objects.filter(pk=table.pk).update(version=F("version") + 1)
 
 
 def payload_cards(view) -> list[str]:
@@ -177,6 +183,7 @@ def test_can_sit_respects_seats_per_player_and_free_seats(users):
     assert build_table_view(table_id=table.pk, user=users[0])["you"]["can_sit"] is False
     assert build_table_view(table_id=table.pk, user=users[1])["you"]["can_sit"] is True
     Seat.objects.create(table=table, number=2, user=users[2])
+    bump_version(table)
     you = build_table_view(table_id=table.pk, user=users[1])["you"]
     assert you["can_sit"] is False
     assert "sit" not in you["allowed"]
@@ -259,19 +266,42 @@ def test_events_and_chat_are_the_latest_oldest_first(users):
     assert view["chat"][-1]["display_name"] == "Bob"
 
 
-def test_query_count_does_not_grow_with_seats_events_or_chat(
-    users, django_user_model, django_assert_num_queries
-):
+def test_query_count_does_not_grow_with_seats_events_or_chat(users, django_assert_num_queries):
     table = make_table()
     deal_round(table, {1: users[0], 2: users[1], 3: users[2]}, [*FRONT[:2], "9c", *FRONT[2:]])
     for n in range(40):
         TableEvent.objects.create(table=table, kind=TableEvent.Kind.ACTION, text=f"event {n}")
         ChatMessage.objects.create(table=table, user=users[n % 3], text=f"line {n}")
-    # table + round + shoe, seats + users, presence, events, chat + users, wallet.
-    with django_assert_num_queries(6):
-        build_table_view(table_id=table.pk, user=users[0])
-    with django_assert_num_queries(5):
+    # The first viewer of a version: version key, table + round + shoe, seats + users, presence, events,
+    # chat + users, then its wallet.
+    with django_assert_num_queries(7):
+        first = build_table_view(table_id=table.pk, user=users[0])
+    # Every other viewer of the same version: the version key and its own wallet.
+    with django_assert_num_queries(2):
+        second = build_table_view(table_id=table.pk, user=users[1])
+    with django_assert_num_queries(1):
         build_table_view(table_id=table.pk, user=AnonymousUser())
+    assert second["table"] == first["table"]
+    assert second["you"]["seats"] == [2]
+    assert first["you"]["seats"] == [1]
+
+
+def test_a_new_version_or_chat_line_is_read_afresh(users):
+    table = make_table()
+    deal_round(table, {1: users[0]}, ["9h", "Th", "7c", "Kd"])
+    before = build_table_view(table_id=table.pk, user=AnonymousUser())
+    ChatMessage.objects.create(table=table, user=users[0], text="hello")
+    assert [
+        line["text"] for line in build_table_view(table_id=table.pk, user=AnonymousUser())["table"]["chat"]
+    ] == ["hello"]
+    Table.objects.filter(pk=table.pk).update(name="Renamed")
+    assert (
+        build_table_view(table_id=table.pk, user=AnonymousUser())["table"]["name"] == before["table"]["name"]
+    )
+    bump_version(table)
+    view = build_table_view(table_id=table.pk, user=AnonymousUser())
+    assert view["table"]["name"] == "Renamed"
+    assert view["v"] == before["v"] + 1
 
 
 def test_lobby_lists_public_open_tables_with_seats_taken(users):
