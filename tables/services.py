@@ -301,6 +301,7 @@ class _Change:
         self._next_seq: int | None = None
         self._start_phase = table.phase
         self._seats_before = {number: _seat_fields(seat) for number, seat in seats.items()}
+        self._finished_round_id: int | None = None  # the round loaded already over: nothing to write back
 
     @classmethod
     def begin(cls, table_id: int, *, load_round: bool = True, now: datetime | None = None) -> "_Change":
@@ -312,7 +313,9 @@ class _Change:
         if load_round and table.current_round_id:
             rnd = Round.objects.select_related("shoe").get(pk=table.current_round_id)
             change.round = rnd
-            if not rnd.is_over:
+            if rnd.is_over:
+                change._finished_round_id = rnd.pk
+            else:
                 change.state = _load_state(rnd)
         return change
 
@@ -354,7 +357,7 @@ class _Change:
     def save_round(self) -> None:
         """Write the round and its engine state (before another round replaces it, and at the end)."""
         rnd = self.round
-        if rnd is None:
+        if rnd is None or rnd.pk == self._finished_round_id:
             return
         if self.state is not None:
             rnd.state = _dump_state(self.state)
