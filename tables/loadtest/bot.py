@@ -118,6 +118,9 @@ class TableLedger:
 class Bot:
     """Plays `seat` at one table through `url` (a full ws:// URL with `?format=json`) until told to stop."""
 
+    #: Seconds without any message after which the bot looks at its last state again.
+    idle_timeout = 5.0
+
     def __init__(
         self,
         *,
@@ -184,7 +187,7 @@ class Bot:
     async def _serve(self, drain_until: list[float]) -> None:
         socket = self.socket
         while not self.left:
-            timeout = 1.0 if self.stopping.is_set() or not self.playing.is_set() else 5.0
+            timeout = 1.0 if self.stopping.is_set() or not self.playing.is_set() else self.idle_timeout
             try:
                 text = await asyncio.wait_for(socket.recv(), timeout)
             except TimeoutError:

@@ -16,10 +16,18 @@ from tables.loadtest.stats import Recorder
 class RecordingBot(Bot):
     """A bot that keeps every message it receives (parsed), in order."""
 
+    idle_timeout = 0.3
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.received: list[dict[str, Any]] = []
         self.raw: list[str] = []
+        self.hold = None  # a predicate on the last state: while it holds, the bot does not act
+
+    async def _maybe_act(self) -> None:
+        if self.hold is not None and self.state is not None and self.hold(self.state):
+            return
+        await super()._maybe_act()
 
     def _receive(self, text: str) -> None:
         self.raw.append(text)
@@ -72,6 +80,11 @@ class Crew:
         await self.wait_for(lambda: all(bot.seated for bot in self.bots), timeout, "every bot seated")
         self.recorder.measuring = True
         self.playing.set()
+
+    def hold(self, predicate) -> None:
+        """Bots stop acting while `predicate(state)` holds (None: play on)."""
+        for bot in self.bots:
+            bot.hold = predicate
 
     def settled(self) -> int:
         """Rounds settled so far, over all tables (as the bots saw them)."""
