@@ -14,6 +14,7 @@ Private tables are watched through their link: the page passes `?token=<private 
 
 import asyncio
 import json
+import logging
 import time
 from collections import deque
 from typing import Any
@@ -21,6 +22,7 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 
 from tables import services
@@ -40,6 +42,10 @@ LIVE_TEMPLATE = "tables/partials/live.html"
 LOBBY_TEMPLATE = "tables/partials/lobby_rows.html"
 #: WebSocket close code for a policy violation (RFC 6455).
 POLICY_VIOLATION = 1008
+#: Error code when the database cannot be reached: the action was not applied and may be retried.
+UNAVAILABLE = "unavailable"
+
+logger = logging.getLogger(__name__)
 
 
 class FloodGuard:
@@ -135,6 +141,13 @@ class TableConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(self._perform)(action)
         except services.ActionRefused as refusal:
             await self.send_error(refusal.code, refusal.message, fresh=refusal.code == "stale_version")
+            return
+        except DatabaseFailure:
+            # The transaction rolled back (or never began): nothing was applied. Say so instead of crashing.
+            logger.exception("table %s: the database failed during %r", self.table_id, action["action"])
+            await self.send_error(
+                UNAVAILABLE, "The server cannot reach its database; nothing was changed. Retry."
+            )
             return
         if action["action"] != "chat":
             await self.send_view()

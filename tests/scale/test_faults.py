@@ -1,0 +1,175 @@
+"""Faults while tables play: a server process killed with SIGKILL mid-round and started again, Redis restarted
+mid-play, and the database unreachable. After each the rounds go on (or are voided with refunds), clients
+reconnect and resync, and the ledger audit is clean.
+
+The short versions run in CI; `SCALE_FAULT_ROUNDS` (default 2) sets how many rounds are played after each
+fault.
+"""
+
+import asyncio
+import json
+import os
+
+import pytest
+from django.db import connection
+
+from accounts.audit import audit_ledger
+from accounts.models import Wallet
+from tables.loadtest.fixtures import prepare
+from tables.models import Round, Table
+from tests.scale.play import Crew
+from tests.scale.servers import PrivateRedis
+
+ROUNDS_AFTER = int(os.environ.get("SCALE_FAULT_ROUNDS", "2"))
+TERMINATE = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s"
+
+
+def in_play(state) -> bool:
+    return state["table"]["phase"] == "playing"
+
+
+async def db(function, *args):
+    return await asyncio.to_thread(function, *args)
+
+
+def current_round(table_id: int) -> Round:
+    return Round.objects.get(pk=Table.objects.get(pk=table_id).current_round_id)
+
+
+def test_sigkill_mid_round_then_restart_resumes_the_round(servers):
+    server = servers()
+    fixture = prepare(run_id="kill", tables=1, players=2)
+    table_id = fixture.table_ids[0]
+    crew = Crew(fixture, [server.url])
+
+    async def scenario():
+        await crew.start()
+        await crew.play_rounds(1, timeout=60)
+        crew.hold(in_play)  # stop in the middle of the next round, cards dealt, a turn open
+        await crew.wait_for(lambda: all(bot.state and in_play(bot.state) for bot in crew.bots), 30, "a deal")
+        before = await db(current_round, table_id)
+        server.kill()
+        server.start()
+        await crew.wait_for(lambda: crew.recorder.reconnects >= 2, 60, "both bots reconnected")
+        for bot in crew.bots:  # resynced: the round in play, as it was
+            assert bot.state["table"]["round_id"] == before.pk
+            assert bot.state["table"]["phase"] == "playing"
+        crew.hold(None)
+        await crew.play_rounds(ROUNDS_AFTER, timeout=60)
+        await crew.finish()
+        return before
+
+    killed_round = asyncio.run(scenario())
+    killed_round.refresh_from_db()
+    assert killed_round.settled_at is not None
+    assert not killed_round.voided  # resumed from the database and played to the end
+    assert crew.recorder.errors["reconnect_failed"] == 0
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
+
+
+@pytest.mark.redis
+@pytest.mark.skipif(not PrivateRedis.available(), reason="needs redis-server to run a private Redis")
+def test_redis_restart_mid_play_clients_recover(servers):
+    redis = PrivateRedis().start()
+    try:
+        first, second = servers(redis_url=redis.url), servers(redis_url=redis.url)
+        fixture = prepare(run_id="redis", tables=1, players=2)
+        crew = Crew(fixture, [first.url, second.url])
+
+        async def scenario():
+            await crew.start()
+            await crew.play_rounds(1, timeout=60)
+            restarted_in = crew.bots[0].state["table"]["round_id"]
+            redis.stop()  # every group membership and queued message is lost with it
+            await asyncio.sleep(1)
+            redis.start()
+            await crew.play_rounds(ROUNDS_AFTER, timeout=90)
+            await crew.finish()
+            return restarted_in
+
+        restarted_in = asyncio.run(scenario())
+    finally:
+        redis.stop()
+    # In the rounds after the restart each player still saw the other's bets through the other process.
+    for me, other in (crew.bots, crew.bots[::-1]):
+        later = {
+            state["table"]["round_id"]
+            for state in me.states()
+            if (state["table"]["round_id"] or 0) > restarted_in
+            and state["table"]["seats"][other.seat - 1]["bet"]
+        }
+        assert len(later) >= ROUNDS_AFTER - 1, (me.seat, later)
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
+
+
+@pytest.fixture
+def fault_role(transactional_db):
+    """A PostgreSQL login role with full rights on the test database, which the test can lock out."""
+    name = f"scale_fault_{os.getpid()}"
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP ROLE IF EXISTS {name}")
+        cursor.execute(f"CREATE ROLE {name} LOGIN")
+        cursor.execute(f"GRANT ALL PRIVILEGES ON ALL TABLES IN SCHEMA public TO {name}")
+        cursor.execute(f"GRANT ALL PRIVILEGES ON ALL SEQUENCES IN SCHEMA public TO {name}")
+    yield name
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER ROLE {name} NOLOGIN")
+        cursor.execute(TERMINATE, [name])
+        cursor.execute(f"DROP OWNED BY {name}")
+        cursor.execute(f"DROP ROLE {name}")
+
+
+def lock_out(role: str, *, allowed: bool) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER ROLE {role} {'LOGIN' if allowed else 'NOLOGIN'}")
+        if not allowed:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role]
+            )
+
+
+def snapshot(table_id: int) -> tuple:
+    table = Table.objects.get(pk=table_id)
+    balances = sorted(Wallet.objects.values_list("pk", "balance"))
+    rnd = Round.objects.get(pk=table.current_round_id)
+    return table.version, table.phase, rnd.state, balances
+
+
+@pytest.mark.postgres
+def test_database_outage_refuses_actions_clearly_and_changes_nothing(servers, fault_role):
+    server = servers(db_user=fault_role, TABLE_CLOCK="0")  # no deadline may fire while the test looks
+    fixture = prepare(run_id="dbdown", tables=1, players=2)
+    table_id = fixture.table_ids[0]
+    crew = Crew(fixture, [server.url])
+
+    async def scenario():
+        await crew.start()
+        await crew.play_rounds(1, timeout=60)
+        crew.hold(in_play)
+        await crew.wait_for(lambda: all(bot.state and in_play(bot.state) for bot in crew.bots), 30, "a deal")
+        before = await db(snapshot, table_id)
+        await db(lambda: lock_out(fault_role, allowed=False))
+        turn = crew.bots[0].state["table"]["turn"]
+        actor = next(bot for bot in crew.bots if bot.seat == turn["seat"])
+        seen = len(actor.received)
+        await actor.socket.send(json.dumps({"action": "stand", "v": actor.state["v"]}))
+
+        def refusals():
+            return [m for m in actor.received[seen:] if m.get("type") == "error"]
+
+        await crew.wait_for(refusals, 15, "the refusal")
+        after = await db(snapshot, table_id)
+        await db(lambda: lock_out(fault_role, allowed=True))
+        crew.hold(None)
+        await crew.play_rounds(ROUNDS_AFTER, timeout=60)
+        await crew.finish()
+        return refusals()[0], before, after
+
+    refusal, before, after = asyncio.run(scenario())
+    assert refusal["code"] == "unavailable"
+    assert "database" in refusal["message"]
+    assert after == before  # nothing applied, nothing half-applied
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
