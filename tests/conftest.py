@@ -69,10 +69,16 @@ def _live_application():
 
 
 def _close_inherited_connections():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from asgiref.sync import SyncToAsync
     from django.db import connections
 
     for conn in connections.all(initialized_only=True):
         conn.close()
+    # The fork copies asgiref's executor but not its worker thread (started by earlier async tests in this
+    # process): every database_sync_to_async call in the server's consumers would wait forever.
+    SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
 
 
 @pytest.fixture(scope="session")
