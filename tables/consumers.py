@@ -13,6 +13,7 @@ Private tables are watched through their link: the page passes `?token=<private 
 """
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -104,19 +105,22 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.joined = True
         await self.accept()
-        if self.user.is_authenticated:
-            await database_sync_to_async(services.note_presence)(
-                table_id=self.table_id, user=self.user, connected=True, channel_name=self.channel_name
-            )
+        await database_sync_to_async(self._note_presence)(True)
         await self.send_view(force=True)
 
     async def disconnect(self, code):
         if not self.joined:
             return
         await self.channel_layer.group_discard(self.group, self.channel_name)
-        if self.user.is_authenticated:
-            await database_sync_to_async(services.note_presence)(
-                table_id=self.table_id, user=self.user, connected=False, channel_name=self.channel_name
+        await database_sync_to_async(self._note_presence)(False)
+
+    def _note_presence(self, connected: bool) -> None:
+        if not self.user.is_authenticated:
+            return
+        # A table deleted meanwhile has no seat to keep (and send_view then closes the connection).
+        with contextlib.suppress(services.ActionRefused):
+            services.note_presence(
+                table_id=self.table_id, user=self.user, connected=connected, channel_name=self.channel_name
             )
 
     async def receive(self, text_data=None, bytes_data=None):
