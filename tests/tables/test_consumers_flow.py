@@ -12,7 +12,7 @@ from accounts.audit import audit_ledger
 from tables.engine.rules import PRESETS
 from tables.models import Round
 from tests.tables.conftest import deal_cards
-from tests.tables.wsclient import CommunicatorClient, move, session_cookie
+from tests.tables.wsclient import CommunicatorClient, move, play_until, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -36,42 +36,6 @@ async def players():
     yield connect
     for client in opened:
         await client.close()
-
-
-def next_move(client) -> dict | None:
-    """What this player does now according to its own view, or None."""
-    state = client.state
-    you, table = state["you"], state["table"]
-    for seat in you["seats"]:
-        allowed = you["allowed_by_seat"][str(seat)]
-        if "bet" in allowed and table["seats"][seat - 1]["bet"] == 0:
-            return {"action": "bet", "amount": table["min_bet"] * seat, "seat": seat}
-        for offer in ("insurance", "even_money"):
-            if offer in allowed:
-                return {"action": offer, "accept": seat % 2 == 1, "seat": seat}
-        if "ready" in allowed:
-            return {"action": "ready"}
-        hint = you["hint"]
-        if hint is not None and hint["seat"] == seat:
-            assert hint["action"] in allowed, (hint, allowed)
-            return {"action": hint["action"], "seat": seat, "hand": hint["hand"]}
-    return None
-
-
-async def play_until(clients, *, rounds: int) -> list[dict]:
-    """Let the players act (one move at a time, everyone in sync) until `rounds` rounds have settled;
-    returns the last state of each settled round."""
-    settled = {}
-    while len(settled) < rounds:
-        moves = [(client, next_move(client)) for client in clients]
-        moves = [(client, message) for client, message in moves if message is not None]
-        assert moves, f"nobody may act in {clients[0].state['table']['phase']}"
-        client, message = moves[0]
-        others = [other for other in clients if other is not client]
-        state = await move(client, message.pop("action"), others=others, **message)
-        if state["table"]["phase"] == "settled":
-            settled[state["table"]["round_id"]] = state
-    return list(settled.values())
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))

@@ -146,6 +146,42 @@ async def move(actor: ProtocolClient, action: str, *, others=(), **args) -> dict
     return state
 
 
+def next_move(client) -> dict | None:
+    """What this player does now according to its own view, or None."""
+    state = client.state
+    you, table = state["you"], state["table"]
+    for seat in you["seats"]:
+        allowed = you["allowed_by_seat"][str(seat)]
+        if "bet" in allowed and table["seats"][seat - 1]["bet"] == 0:
+            return {"action": "bet", "amount": table["min_bet"] * seat, "seat": seat}
+        for offer in ("insurance", "even_money"):
+            if offer in allowed:
+                return {"action": offer, "accept": seat % 2 == 1, "seat": seat}
+        if "ready" in allowed:
+            return {"action": "ready"}
+        hint = you["hint"]
+        if hint is not None and hint["seat"] == seat:
+            assert hint["action"] in allowed, (hint, allowed)
+            return {"action": hint["action"], "seat": seat, "hand": hint["hand"]}
+    return None
+
+
+async def play_until(clients, *, rounds: int) -> list[dict]:
+    """Let the players act (one move at a time, everyone in sync) until `rounds` rounds have settled;
+    returns the last state of each settled round."""
+    settled = {}
+    while len(settled) < rounds:
+        moves = [(client, next_move(client)) for client in clients]
+        moves = [(client, message) for client, message in moves if message is not None]
+        assert moves, f"nobody may act in {clients[0].state['table']['phase']}"
+        client, message = moves[0]
+        others = [other for other in clients if other is not client]
+        state = await move(client, message.pop("action"), others=others, **message)
+        if state["table"]["phase"] == "settled":
+            settled[state["table"]["round_id"]] = state
+    return list(settled.values())
+
+
 class ConnectionClosed(Exception):
     def __init__(self, code) -> None:
         super().__init__(f"closed with {code}")
