@@ -195,12 +195,20 @@ def test_many_rounds_in_a_row_keep_every_control_sending(transactional_db, open_
     page.goto(f"/tables/{table.pk}/")
     act(page, page.get_by_role("button", name="Sit in seat 4").click)
     page.locator("#bet-amount").fill("20")
+
+    # An action sent with an old version is refused with a message and the fresh state; the next one works.
+    page.locator('input[name="v"]').evaluate_all("(inputs) => inputs.forEach((input) => (input.value = '0'))")
+    page.get_by_role("button", name="Bet", exact=True).click()
+    expect(page.locator("#flash")).to_contain_text("changed")
+    expect(page.locator('input[name="v"][form="form-bet"]')).to_have_value(version(page))
+    expect(seat(page, 4).locator(".chip")).to_have_count(0)
     rounds = 5
     for number in range(1, rounds + 1):
         status = page.locator("#table-status")
         expect(status).to_contain_text(f"round {number}")
         expect(status).to_contain_text("Place your bet")
         act(page, page.get_by_role("button", name="Bet", exact=True).click)
+        expect(page.locator("#flash")).to_be_empty()
         # The amount typed once survives every live update (hx-preserve) and is bet again.
         expect(seat(page, 4).locator(".chip").first).to_have_text("Bet 20")
         while "Round over" not in status.inner_text():
