@@ -434,3 +434,14 @@ async def test_lobby_streams_public_tables(make_table, alice, connect):
     assert update["tables"][0]["seats_taken"] == 1
     assert update["tables"][0]["phase"] == "betting"
     await lobby.close()
+
+
+async def test_lobby_html_is_one_out_of_band_fragment(make_table, alice):
+    await db(make_table, name="<b>Bold</b> table")
+    lobby = CommunicatorClient("lobby", "/ws/lobby/", cookie=await db(session_cookie, alice))
+    assert await lobby.connect()
+    fragment = await lobby.receive()
+    await lobby.close()
+    assert assert_oob_fragment(fragment) == ["lobby-tables"]
+    assert "&lt;b&gt;Bold&lt;/b&gt; table" in fragment
+    assert "<b>Bold</b>" not in fragment
