@@ -24,7 +24,7 @@ RANK_NAMES = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"} | 
 
 PHASE_LABELS = {
     "waiting": "Waiting for players",
-    "betting": "Place your bets",
+    "betting": "Betting",
     "insurance": "Insurance?",
     "playing": "Playing",
     "dealer": "Dealer plays",

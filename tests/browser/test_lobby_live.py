@@ -50,7 +50,7 @@ def test_lobby_updates_live_and_sits_in_one_click(transactional_db, open_page, t
     player.goto(f"/tables/{main.pk}/")
     player.get_by_role("button", name="Sit in seat 2").click()
     expect(row(lobby, main)).to_contain_text("1 of 7")
-    expect(row(lobby, main)).to_contain_text("Place your bets")
+    expect(row(lobby, main)).to_contain_text("Betting")
 
     # Lee opens a public table from the form: it appears in Kim's lobby live.
     player.goto("/tables/new/")

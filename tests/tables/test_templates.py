@@ -398,8 +398,11 @@ def test_spectator_gets_no_controls_and_no_balance():
     assert by_id(root, "seats").find_all("button") == []
 
 
-def test_balance_updates_the_header():
-    balance = by_id(render_live(playing_view()), "nav-balance")
+def test_balance_updates_the_header_and_the_status_bar():
+    root = render_live(playing_view())
+    assert "Your chips 9,900" in by_id(root, "table-status").text_content()
+    assert "chips" not in by_id(render_live(spectator(playing_view())), "table-status").text_content()
+    balance = by_id(root, "nav-balance")
     assert balance.text == "9,900"
     assert balance.attrs["data-balance"] == "9900"
 
