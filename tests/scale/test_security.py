@@ -212,7 +212,7 @@ def test_the_profile_form_refuses_markup_in_names(player):
 
 
 def _address() -> str:
-    """A private IPv4 address no earlier run used (throttling counters may outlive a run in a shared Redis)."""
+    """A private IPv4 address unused by earlier runs (throttle counters may outlive a run in shared Redis)."""
     bits = uuid.uuid4().int
     return f"10.{bits >> 16 & 255}.{bits >> 8 & 255}.{bits & 255}"
 
