@@ -472,7 +472,7 @@ def _ready(change: _Change, user, action: dict[str, Any]) -> None:
         seat.ready = True
         seat.sitting_out = False
     change.event(TableEvent.Kind.SEAT, f"{_name(user)} is ready.")
-    if change.table.phase == Phase.SETTLED and all(s.ready for s in change.seats.values() if s.user_id):
+    if change.table.phase == Phase.SETTLED and _all_ready(change):
         _open_round(change)
 
 
@@ -499,8 +499,15 @@ def _after_seats_freed(change: _Change) -> None:
     elif phase == Phase.SETTLED:
         if not _occupied(change):
             _go_waiting(change)
-        elif all(seat.ready for seat in change.seats.values() if seat.user_id):
+        elif _all_ready(change):
             _open_round(change)
+
+
+def _all_ready(change: _Change) -> bool:
+    """The ready check can close: every seated player the table waits for (not sitting out) is ready, and
+    there is at least one."""
+    waited_for = [seat for seat in change.seats.values() if seat.user_id and not seat.sitting_out]
+    return bool(waited_for) and all(seat.ready for seat in waited_for)
 
 
 def _stand_up_absent(change: _Change, now: datetime) -> bool:
@@ -749,7 +756,11 @@ def _betting_complete(change: _Change) -> bool:
 
 
 def _close_betting(change: _Change, *, timed_out: bool) -> None:
-    """Deal (seats without a bet sit out), or end the round empty when nobody bet."""
+    """Deal (seats without a bet sit out), or end the round empty when nobody bet.
+
+    A seat that missed the window counts a missed round and, if others did bet, sits out: later betting
+    windows and ready checks do not wait for it until its player bets or says ready. When nobody bet, the
+    table waited for everyone alike, so nobody is marked sitting out (the next window waits for all again)."""
     bettors = {n for n, seat_state in change.state.seats.items() if seat_state.bet}
     for number in _occupied(change):
         seat = change.seats[number]
@@ -759,10 +770,10 @@ def _close_betting(change: _Change, *, timed_out: bool) -> None:
         if number not in change.state.seats:
             continue
         seat.missed_rounds += 1
-        seat.sitting_out = True
+        seat.sitting_out = seat.sitting_out or bool(bettors)
         if seat.missed_rounds >= MAX_MISSED_ROUNDS:
             _stand_up(change, seat, f"missed {MAX_MISSED_ROUNDS} rounds and leaves")
-        elif timed_out:
+        elif timed_out and bettors:
             change.event(TableEvent.Kind.TIMEOUT, f"{_name(seat.user)} sits out this round (seat {number}).")
     if not bettors:
         _end_empty_round(change)

@@ -10,7 +10,7 @@ from accounts.models import Wallet
 from tables import selectors, services
 from tables.engine import round as engine
 from tables.engine.rules import PRESETS
-from tables.models import Phase, Round, Seat, Table
+from tables.models import Phase, Round, Seat, Table, TableEvent
 from tests.tables.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -237,9 +237,14 @@ def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, 
         if rng.random() < 0.1:
             services.expire_due(now=at(60))
             continue
+        seated = dict(Seat.objects.filter(table=table, user__isnull=False).values_list("number", "user"))
+        freed = [n for n in players if n not in seated]
+        if freed:  # stood up after three missed rounds (the clock below can do that): sit down again
+            act(table, players[freed[0]], "sit", seat=freed[0])
+            continue
         state = engine.RoundState.from_dict(dict(t.current_round.state, shoe=""))
         if t.phase == Phase.BETTING:
-            seat = rng.choice([n for n in players if state.seats[n].bet == 0])
+            seat = rng.choice([n for n in players if n in state.seats and state.seats[n].bet == 0])
             act(
                 table,
                 players[seat],
@@ -248,7 +253,9 @@ def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, 
                 amount=rng.choice([t.min_bet, t.min_bet * 3, t.max_bet]),
             )
         elif t.phase == Phase.SETTLED:
-            act(table, rng.choice([alice, bob]), "ready")
+            for user in (alice, bob):  # both continue (a player who does not sits out)
+                if fresh(table).phase == Phase.SETTLED:
+                    act(table, user, "ready")
         elif t.phase == Phase.INSURANCE:
             seat = rng.choice([n for n in players if state.seats[n].offers])
             name = state.seats[seat].offers[0]
@@ -259,4 +266,39 @@ def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, 
             act(table, players[seat], name, seat=seat, hand=hand)
     assert rounds == 12
     assert chips(alice, bob) + house() == start
+    assert_books_balance()
+
+
+def test_a_player_who_walks_away_never_blocks_the_table(table, alice, bob, act, balance):
+    """bob closes his browser during betting; alice keeps playing, and only the first round waits for him."""
+    for user, seat in ((alice, 1), (bob, 2)):
+        act(table, user, "sit", seat=seat)
+        services.note_presence(table_id=table.pk, user=user, connected=True, channel_name=f"ch-{user.pk}")
+    services.note_presence(table_id=table.pk, user=bob, connected=False, channel_name=f"ch-{bob.pk}")
+    clock = fresh(table).deadline
+    waits = {}  # round number -> windows that had to run out
+    while len(waits) < 4:
+        t = fresh(table)
+        number = t.current_round.number
+        waits.setdefault(number, 0)
+        if t.phase == Phase.BETTING and t.current_round.state["seats"][0]["bet"] == 0:
+            act(table, alice, "bet", amount=10)
+        elif t.phase == Phase.PLAYING and t.current_round.state["turn"][0] == 1:
+            act(table, alice, "stand")
+        elif t.phase == Phase.INSURANCE and "insurance" in t.current_round.state["seats"][0]["offers"]:
+            act(table, alice, "insurance", accept=False)
+        elif t.phase == Phase.SETTLED and not Seat.objects.get(table=table, number=1).ready:
+            act(table, alice, "ready")
+        else:
+            # Waiting for bob: the clock moves on at the deadline.
+            clock = max(clock, t.deadline)
+            assert services.expire_due(now=clock) == 1
+            waits[number] += 1
+    # Only round 1's betting window waited for bob; from then on he sat out, so neither bets nor ready checks
+    # waited for him, and he was stood up after three missed rounds.
+    assert waits == {1: 1, 2: 0, 3: 0, 4: 0}
+    assert Seat.objects.get(table=table, number=2).user is None
+    assert TableEvent.objects.filter(table=table, text="Bob missed 3 rounds and leaves seat 2.").exists()
+    assert fresh(table).current_round.seats == [1]
+    assert balance(bob) == 10_000
     assert_books_balance()
