@@ -21,7 +21,7 @@ class RecordingBot(Bot):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.received: list[dict[str, Any]] = []
-        self.raw: list[str] = []
+        self.raw: list[tuple[float, str]] = []  # (wall-clock time received, text)
         self.hold = None  # a predicate on the last state: while it holds, the bot does not act
 
     async def _maybe_act(self) -> None:
@@ -30,13 +30,13 @@ class RecordingBot(Bot):
         await super()._maybe_act()
 
     def _receive(self, text: str) -> None:
-        self.raw.append(text)
+        self.raw.append((time.time(), text))
         self.received.append(json.loads(text))
         super()._receive(text)
 
     async def connect(self) -> None:
         await super().connect()
-        self.raw.append(json.dumps(self.state))
+        self.raw.append((time.time(), json.dumps(self.state)))
         self.received.append(self.state)
 
     def states(self) -> list[dict[str, Any]]:
