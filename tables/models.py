@@ -315,4 +315,6 @@ class Presence(models.Model):
 
     def __str__(self) -> str:
         return f"user #{self.user_id} on table #{self.table_id}"
+
+
 from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats  # noqa: E402, F401

@@ -232,7 +232,7 @@ def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, 
         if t.phase == Phase.SETTLED:
             rounds += 1
             assert_replays(t.current_round)
-            if rounds == 12:
+            if rounds == 8:
                 break
         if rng.random() < 0.1:
             services.expire_due(now=at(60))
@@ -264,7 +264,7 @@ def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, 
             seat, hand = state.turn
             name = rng.choice(engine.allowed_actions(state, seat))
             act(table, players[seat], name, seat=seat, hand=hand)
-    assert rounds == 12
+    assert rounds == 8
     assert chips(alice, bob) + house() == start
     assert_books_balance()
 
