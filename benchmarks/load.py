@@ -1,0 +1,165 @@
+"""Benchmark: the largest load that keeps p99 under a goal, for a given number of server processes.
+
+    .venv/bin/python benchmarks/load.py --processes 1 --tables 5,10,20,50,100 --players 5 --duration 30
+    .venv/bin/python benchmarks/load.py --processes 2 --tables 5,10,20,50,100 --players 5 --duration 30
+
+Starts N Daphne processes on consecutive free ports against PostgreSQL (DATABASE_URL, default a database
+`blackjack_bench` on 127.0.0.1, created and migrated) and Redis (REDIS_URL, default db 4 on 127.0.0.1), with
+DEBUG off, then runs `manage.py loadtest` once per table count (players spread over the processes), prints one
+line per run and a verdict, and writes every result to --json. The p99 that counts is the larger of the two
+latencies (to the acting client and to the other players). Runs stop growing once a load misses the goal.
+"""
+
+import argparse
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+DAPHNE = str(Path(PYTHON).with_name("daphne"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(port: int, timeout: float = 60.0) -> None:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"no server on port {port} after {timeout} s")
+
+
+def environment() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/blackjack_bench"),
+        "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/4"),
+        "DEBUG": "0",
+        "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
+        "SECURE_SSL_REDIRECT": "0",
+        "SESSION_COOKIE_SECURE": "0",
+        "CSRF_COOKIE_SECURE": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "CONN_MAX_AGE": os.environ.get("CONN_MAX_AGE", "60"),
+        "LOG_LEVEL": "ERROR",
+    }
+
+
+def create_database(env: dict[str, str]) -> None:
+    script = (
+        "import os, dj_database_url, psycopg\n"
+        "from psycopg import sql\n"
+        "c = dj_database_url.parse(os.environ['DATABASE_URL'])\n"
+        "with psycopg.connect(dbname='postgres', host=c['HOST'] or '127.0.0.1', port=c['PORT'] or 5432,\n"
+        "                     user=c['USER'], password=c['PASSWORD'] or None, autocommit=True) as db:\n"
+        "    if not db.execute('SELECT 1 FROM pg_database WHERE datname = %s', [c['NAME']]).fetchone():\n"
+        "        db.execute(sql.SQL('CREATE DATABASE {}').format(sql.Identifier(c['NAME'])))\n"
+    )
+    if env["DATABASE_URL"].startswith("postgres"):
+        subprocess.run([PYTHON, "-c", script], env=env, check=True)
+    subprocess.run([PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [PYTHON, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+    )
+
+
+def p99(result: dict) -> float:
+    figures = [result["latency_ms"][who]["p99"] for who in ("actor", "others")]
+    return max(value for value in figures if value is not None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--tables", default="5,10,20,50,100", help="comma-separated table counts, ascending")
+    parser.add_argument("--players", type=int, default=5)
+    parser.add_argument("--duration", type=float, default=30.0)
+    parser.add_argument("--goal-ms", type=float, default=100.0)
+    parser.add_argument("--json", default="benchmark-load.json")
+    parser.add_argument("--keep-going", action="store_true", help="run every table count even past the goal")
+    args = parser.parse_args()
+
+    env = environment()
+    create_database(env)
+    ports = [free_port() for _ in range(args.processes)]
+    servers = []
+    for port in ports:
+        command = [DAPHNE, "-b", "127.0.0.1", "-p", str(port), "blackjack_site.asgi:application"]
+        servers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL))
+    results = []
+    try:
+        for port in ports:
+            wait_for(port)
+        urls = [f"http://127.0.0.1:{port}" for port in ports]
+        for tables in [int(part) for part in args.tables.split(",")]:
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                command = [
+                    PYTHON,
+                    "manage.py",
+                    "loadtest",
+                    "--tables",
+                    str(tables),
+                    "--players",
+                    str(args.players),
+                ]
+                command += ["--duration", str(args.duration), "--json", out.name]
+                for url in urls:
+                    command += ["--url", url]
+                subprocess.run(command, cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
+                result = json.loads(Path(out.name).read_text() or "null")
+            if result is None:
+                print(f"{tables} tables: the load test failed", flush=True)
+                break
+            result["processes"] = args.processes
+            result["load_average"] = os.getloadavg()
+            results.append(result)
+            actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
+            print(
+                f"{args.processes} process(es) {tables:4d} tables x {args.players} players: "
+                f"{result['rounds_per_s']:7.1f} rounds/s {result['actions_per_s']:8.1f} actions/s | "
+                f"actor p50/p95/p99/max {actor['p50']}/{actor['p95']}/{actor['p99']}/{actor['max']} ms | "
+                f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
+                f"errors {result['unexpected_errors']} races {result['races']} "
+                f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | load {result['load_average'][0]:.1f}",
+                flush=True,
+            )
+            if p99(result) >= args.goal_ms and not args.keep_going:
+                break
+    finally:
+        for server in servers:
+            server.send_signal(signal.SIGTERM)
+        for server in servers:
+            server.wait(timeout=20)
+    within = [
+        r for r in results if p99(r) < args.goal_ms and r["unexpected_errors"] == 0 and r["audit"]["ok"]
+    ]
+    best = max(within, key=lambda r: r["bots"], default=None)
+    verdict = (
+        f"largest load with p99 < {args.goal_ms:g} ms and no errors: {best['tables']} tables x "
+        f"{best['players_per_table']} players ({best['bots']} bots), {best['actions_per_s']} actions/s"
+        if best
+        else f"no load tried kept p99 under {args.goal_ms:g} ms"
+    )
+    print(verdict)
+    Path(args.json).write_text(json.dumps({"verdict": verdict, "runs": results}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
