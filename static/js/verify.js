@@ -67,57 +67,95 @@
     return cards;
   }
 
-  async function verify(panel) {
-    const data = panel.dataset;
-    const dealt = data.dealt.split(/\s+/).filter(Boolean);
-    const start = parseInt(data.start, 10);
-    const hash = await seedHash(data.serverSeed);
-    const order = await shuffledShoe(data.serverSeed, data.clientSeed, parseInt(data.decks, 10), parseInt(data.nonce, 10));
-    const expected = order.slice(start, start + dealt.length);
+  async function verify(params) {
+    const hash = await seedHash(params.serverSeed);
+    const order = await shuffledShoe(params.serverSeed, params.clientSeed, params.decks, params.nonce);
+    const expected = order.slice(params.start, params.start + params.dealt.length);
     let mismatch = -1;
-    for (let i = 0; i < dealt.length; i++) {
-      if (dealt[i] !== expected[i]) { mismatch = i; break; }
+    for (let i = 0; i < params.dealt.length; i++) {
+      if (params.dealt[i] !== expected[i]) { mismatch = i; break; }
     }
-    return { hashOk: hash === data.seedHash, hash: hash, cardsOk: mismatch === -1, mismatch: mismatch,
-      expected: expected, dealt: dealt };
+    return { hashOk: hash === params.seedHash, hash: hash, cardsOk: mismatch === -1, mismatch: mismatch,
+      expected: expected, dealt: params.dealt, order: order, params: params };
   }
 
   function line(text, ok) {
     const p = document.createElement("p");
-    p.className = ok ? "verify-ok" : "verify-bad";
-    p.textContent = (ok ? "✓ " : "✗ ") + text;
+    p.className = ok === undefined ? "verify-info" : ok ? "verify-ok" : "verify-bad";
+    p.textContent = (ok === undefined ? "" : ok ? "✓ " : "✗ ") + text;
     return p;
   }
 
   function report(output, result) {
     output.replaceChildren();
-    output.append(line(
-      result.hashOk ? "The server seed's SHA-256 is the published hash." :
-        "The server seed's SHA-256 is " + result.hash + ", not the published hash.", result.hashOk));
-    if (result.cardsOk) {
+    let pass = true;
+    if (result.params.seedHash) {
+      pass = result.hashOk;
+      output.append(line(
+        result.hashOk ? "The server seed's SHA-256 is the published hash." :
+          "The server seed's SHA-256 is " + result.hash + ", not the published hash.", result.hashOk));
+    } else {
+      output.append(line("SHA-256 of the server seed: " + result.hash));
+    }
+    if (result.dealt.length === 0) {
+      output.append(line("The shoe, " + result.order.length + " cards in dealing order: " + result.order.join(" ")));
+    } else if (result.cardsOk) {
       output.append(line("All " + result.dealt.length + " cards of the round are the shoe's cards, in order: " +
         result.expected.join(" ") + ".", true));
     } else {
+      pass = false;
       output.append(line("Card " + (result.mismatch + 1) + " of the round is " + result.dealt[result.mismatch] +
-        " but the shoe has " + result.expected[result.mismatch] + " there.", false));
+        " but the shoe has " + (result.expected[result.mismatch] || "no card") + " there.", false));
     }
-    output.dataset.verdict = result.hashOk && result.cardsOk ? "pass" : "fail";
+    output.dataset.verdict = pass ? "pass" : "fail";
   }
 
-  const panel = document.getElementById("verify-panel");
-  if (!panel) return;
-  const button = document.getElementById("verify-button");
-  const output = document.getElementById("verify-result");
-  button.addEventListener("click", function () {
+  function paramsFrom(data) {
+    return {
+      serverSeed: data.serverSeed.trim(),
+      clientSeed: data.clientSeed,
+      decks: parseInt(data.decks, 10),
+      nonce: parseInt(data.nonce || "0", 10),
+      seedHash: (data.seedHash || "").trim().toLowerCase(),
+      start: parseInt(data.start || "0", 10),
+      dealt: (data.dealt || "").split(/[\s,]+/).filter(Boolean),
+    };
+  }
+
+  function run(button, output, params) {
     if (!window.crypto || !crypto.subtle) {
       output.replaceChildren(line("This browser offers no SubtleCrypto here (it needs HTTPS).", false));
       output.dataset.verdict = "unavailable";
       return;
     }
+    if (!(params.decks >= 1 && params.decks <= 8) || !(params.nonce >= 0) || !(params.start >= 0)) {
+      output.replaceChildren(line("Decks must be 1 to 8; the nonce and the position 0 or more.", false));
+      output.dataset.verdict = "fail";
+      return;
+    }
     button.disabled = true;
-    verify(panel).then(function (result) { report(output, result); }).catch(function (error) {
+    verify(params).then(function (result) { report(output, result); }).catch(function (error) {
       output.replaceChildren(line("Could not verify: " + error.message, false));
       output.dataset.verdict = "fail";
     }).finally(function () { button.disabled = false; });
-  });
+  }
+
+  // A round's page: the panel carries the round's shoe and cards.
+  const panel = document.getElementById("verify-panel");
+  if (panel) {
+    const button = document.getElementById("verify-button");
+    const output = document.getElementById("verify-result");
+    button.addEventListener("click", function () { run(button, output, paramsFrom(panel.dataset)); });
+  }
+
+  // The fairness page: any seeds typed in.
+  const form = document.getElementById("verify-form");
+  if (form) {
+    const output = document.getElementById("verify-result");
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      const values = Object.fromEntries(new FormData(form).entries());
+      run(form.querySelector("button[type=submit]"), output, paramsFrom(values));
+    });
+  }
 })();

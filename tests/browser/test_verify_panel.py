@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tables import services
 from tables.engine.rules import PRESETS
+from tables.engine.shoe import shuffled_shoe
 from tables.models import RulePreset, Table
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -75,3 +76,23 @@ def test_the_replay_steps_forward_and_back(page, live_site):
     page.click('[data-replay="last"]')
     expect(position).to_have_text(f"Step {total} of {total}")
     expect(page.locator('[data-replay="next"]')).to_be_disabled()
+
+
+def test_the_fairness_page_checks_seeds_typed_in(page, live_site):
+    rnd = settled_round_on_a_retired_shoe()
+    shoe = rnd.shoe
+    order = shuffled_shoe(server_seed=shoe.server_seed, client_seed=shoe.client_seed, decks=shoe.decks)
+    page.goto("/fairness/")
+    page.fill("#vf-server-seed", shoe.server_seed)
+    page.fill("#vf-client-seed", shoe.client_seed)
+    page.fill("#vf-decks", str(shoe.decks))
+    page.fill("#vf-start", "10")
+    page.fill("#vf-hash", shoe.seed_hash)
+    page.fill("#vf-dealt", " ".join(order[10:15]))
+    page.click("#verify-form button[type=submit]")
+    result = page.locator("#verify-result")
+    expect(result).to_have_attribute("data-verdict", "pass", timeout=15_000)
+    page.fill("#vf-hash", "0" * 64)
+    page.click("#verify-form button[type=submit]")
+    expect(result).to_have_attribute("data-verdict", "fail", timeout=15_000)
+    expect(result).to_contain_text("not the published hash")
