@@ -7,10 +7,10 @@ shoe order, the server seed of a shoe in play and the dealer's unrevealed hole c
 `build_lobby_view()` is the lobby's message.
 
 Reads: every connected viewer rebuilds its view after every change, so the part all viewers share (table,
-round, seats, presence, events, chat: six queries whatever their number of rows) is built once per table
-version and chat line and kept per process; each viewer then adds its own `you` (one query, the wallet),
-after one query for the table's version. A row changed without bumping the version (a presence row that
-marks no seat, a staff edit in the admin) shows from the next version on.
+round, seats, presence, events, chat: five queries whatever their number of rows) is built once per table
+version and chat line and kept per process; each viewer's own read is one query (the table's version and
+last chat line, which key the shared part, with the viewer's balance). A row changed without bumping the
+version (a presence row that marks no seat, a staff edit in the admin) shows from the next version on.
 """
 
 import threading
@@ -18,11 +18,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import BigIntegerField, Count, OuterRef, Q, Subquery, Value
 from django.templatetags.static import static
 
 from accounts.avatars import avatar_static_path
-from accounts.selectors import get_balance
+from accounts.models import Wallet
 from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, allowed_actions
@@ -85,25 +85,29 @@ SHARED_VIEWS_KEPT = 128
 def build_table_view(*, table_id: int, user) -> dict[str, Any]:
     """The `state` message for `user` (anonymous: the spectator's view). Raises Table.DoesNotExist."""
     last_chat = ChatMessage.objects.filter(table_id=OuterRef("pk")).order_by("-id").values("id")[:1]
-    row = (
-        Table.objects.filter(pk=table_id)
-        .annotate(last_chat=Subquery(last_chat))
-        .values_list("version", "created_at", "last_chat")
-        .first()
-    )
+    rows = Table.objects.filter(pk=table_id).annotate(last_chat=Subquery(last_chat))
+    if user.is_authenticated:
+        # The viewer's balance rides along with the version key: one query per viewer when the shared part
+        # of this version is built already.
+        rows = rows.annotate(balance=Subquery(Wallet.objects.filter(user_id=user.pk).values("balance")[:1]))
+    else:
+        rows = rows.annotate(balance=Value(None, output_field=BigIntegerField()))
+    row = rows.values_list("version", "created_at", "last_chat", "balance").first()
     if row is None:
         raise Table.DoesNotExist(f"no table {table_id}")
-    key = (table_id, *row)
+    *key_fields, balance = row
+    key = (table_id, *key_fields)
     with _shared_lock:
         shared = _shared_views.get(key)
     if shared is None:
         shared = _build_shared(table_id)
-        if (shared.table.version, shared.table.created_at, shared.last_chat) == row:
+        if [shared.table.version, shared.table.created_at, shared.last_chat] == key_fields:
             with _shared_lock:
                 _shared_views[key] = shared
                 while len(_shared_views) > SHARED_VIEWS_KEPT:
                     _shared_views.popitem(last=False)
-    return {"type": "state", "v": shared.table.version, "table": shared.view_table, "you": _you(shared, user)}
+    you = _you(shared, user, balance)
+    return {"type": "state", "v": shared.table.version, "table": shared.view_table, "you": you}
 
 
 def forget_shared_views() -> None:
@@ -253,7 +257,7 @@ def _seat_view(number: int, row: Seat | None, state, turn, connected: set[int]) 
     }
 
 
-def _you(shared: _Shared, user) -> dict[str, Any]:
+def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
     if not user.is_authenticated:
         return {
             "username": None,
@@ -290,7 +294,7 @@ def _you(shared: _Shared, user) -> dict[str, Any]:
     return {
         "username": user.username,
         "display_name": user.public_name,
-        "balance": get_balance(user=user),
+        "balance": balance,
         "seats": mine,
         "allowed": sorted(allowed),
         "allowed_by_seat": by_seat,

@@ -272,12 +272,12 @@ def test_query_count_does_not_grow_with_seats_events_or_chat(users, django_asser
     for n in range(40):
         TableEvent.objects.create(table=table, kind=TableEvent.Kind.ACTION, text=f"event {n}")
         ChatMessage.objects.create(table=table, user=users[n % 3], text=f"line {n}")
-    # The first viewer of a version: version key, table + round + shoe, seats + users, presence, events,
-    # chat + users, then its wallet.
-    with django_assert_num_queries(7):
+    # The first viewer of a version: version key with its balance, table + round + shoe, seats + users,
+    # presence, events, chat + users.
+    with django_assert_num_queries(6):
         first = build_table_view(table_id=table.pk, user=users[0])
-    # Every other viewer of the same version: the version key and its own wallet.
-    with django_assert_num_queries(2):
+    # Every other viewer of the same version: the version key with its own balance.
+    with django_assert_num_queries(1):
         second = build_table_view(table_id=table.pk, user=users[1])
     with django_assert_num_queries(1):
         build_table_view(table_id=table.pk, user=AnonymousUser())
