@@ -22,7 +22,6 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 
 import pytest
 import pytest_asyncio
@@ -42,6 +41,9 @@ CARDS = [rank + suit for rank in "A23456789TJQK" for suit in "shdc"]
 LABELS = {card_face(card)["label"]: card for card in CARDS}
 TOKEN = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][shdc])(?![A-Za-z0-9])")
 ARIA_LABEL = re.compile(r'aria-label="([^"]*)"')
+OOB_TAG = re.compile(r"<[a-zA-Z][^>]*\shx-swap-oob\b[^>]*>")
+TAG = re.compile(r"<[a-zA-Z][^>]*>")
+ATTRIBUTE = re.compile(r'([a-zA-Z_:][-a-zA-Z0-9_:.]*)="([^"]*)"')
 DATA_V = re.compile(r'id="table-status"[^>]*data-v="(\d+)"|data-v="(\d+)"[^>]*id="table-status"')
 
 
@@ -152,46 +154,43 @@ def check_events(texts: list[str], truth: Truth) -> None:
             assert truth.hole not in TOKEN.findall(text)
 
 
-class Regions(HTMLParser):
-    """Card labels and card backs inside each top-level region of an HTML message."""
+def html_regions(fragment: str) -> tuple[dict[str, list[str]], Counter]:
+    """Card faces (as cards) and card backs inside each out-of-band region of an HTML message.
 
-    VOID = {"input", "img", "br", "hr", "meta", "link", "source", "wbr", "area", "col", "embed", "track"}
-
-    def __init__(self):
-        super().__init__()
-        self.depth = 0
-        self.region = None
-        self.cards: dict[str, list[str]] = {}
-        self.backs: Counter = Counter()
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if self.depth == 0:
-            self.region = attrs.get("id")
-            self.cards.setdefault(self.region, [])
-        classes = (attrs.get("class") or "").split()
-        if "card" in classes:
+    Regions start at each tag carrying `hx-swap-oob` (only the top-level elements do) and run to the next one;
+    a card is any tag whose class list holds `card`: `card-back` for a face-down card, else its `aria-label`
+    names the card. Regular expressions rather than an HTML parser: this runs on every payload.
+    """
+    cards: dict[str, list[str]] = {}
+    backs: Counter = Counter()
+    starts = [(match.start(), attributes(match.group(0)).get("id")) for match in OOB_TAG.finditer(fragment)]
+    for index, (start, region) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(fragment)
+        found = cards.setdefault(region, [])
+        for tag in TAG.findall(fragment, start, end):
+            attrs = attributes(tag)
+            classes = attrs.get("class", "").split()
+            if "card" not in classes:
+                continue
             if "card-back" in classes:
-                self.backs[self.region] += 1
+                backs[region] += 1
             elif attrs.get("aria-label") in LABELS:
-                self.cards[self.region].append(LABELS[attrs["aria-label"]])
-        if tag not in self.VOID:
-            self.depth += 1
+                found.append(LABELS[attrs["aria-label"]])
+    return cards, backs
 
-    def handle_endtag(self, tag):
-        if tag not in self.VOID:
-            self.depth -= 1
+
+def attributes(tag: str) -> dict[str, str]:
+    return dict(ATTRIBUTE.findall(tag))
 
 
 def check_html(fragment: str, truth: Truth) -> None:
-    regions = Regions()
-    regions.feed(fragment)
-    if "dealer" not in regions.cards:
+    cards, backs = html_regions(fragment)
+    if "dealer" not in cards:
         return  # a #flash or #chat-log fragment: no cards in it (the secrets check covers it)
     dealer_cards = [card for card in truth.dealer_visible if card]
-    assert regions.cards["dealer"] == dealer_cards
-    assert regions.backs["dealer"] == (1 if truth.hole is not None else 0)
-    drawn = Counter(regions.cards["dealer"]) + Counter(regions.cards.get("seats", []))
+    assert cards["dealer"] == dealer_cards
+    assert backs["dealer"] == (1 if truth.hole is not None else 0)
+    drawn = Counter(cards["dealer"]) + Counter(cards.get("seats", []))
     assert drawn == truth.face_up, "the HTML draws other cards than the face-up ones"
 
 
