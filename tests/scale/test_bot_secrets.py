@@ -4,7 +4,7 @@ Bots play through a real Daphne process; every text frame they receive is kept w
 checked against the database afterwards: the server seed of each shoe (and its first 16 characters, which
 the event log prints at retirement) appears in no payload received before that shoe was retired, and while
 the hole card is down the dealer's cards are exactly the upcard and null. CI plays `SCALE_SECRET_ROUNDS`
-rounds (default 8); the long run is `SCALE_SECRET_ROUNDS=1000 pytest tests/scale/test_bot_secrets.py`.
+rounds (default 6); the long run is `SCALE_SECRET_ROUNDS=1000 pytest tests/scale/test_bot_secrets.py`.
 """
 
 import asyncio
@@ -16,7 +16,7 @@ from tables.loadtest.fixtures import prepare
 from tables.models import Shoe
 from tests.scale.play import Crew
 
-ROUNDS = int(os.environ.get("SCALE_SECRET_ROUNDS", "8"))
+ROUNDS = int(os.environ.get("SCALE_SECRET_ROUNDS", "6"))
 HOLE_DOWN = ("insurance", "playing")
 SECRET_KEYS = {"server_seed", "seed", "order", "hole", "hole_card", "shoe_order"}
 

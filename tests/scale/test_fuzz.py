@@ -4,7 +4,7 @@ out-of-turn actions, stale versions and oversized frames. Each frame gets its pr
 is unchanged (version, phase, round state, balances, action log, ledger), and an honest player at the same
 table goes on playing. Floods end in a policy close while the honest player plays a round to settlement.
 
-`SCALE_FUZZ_EXAMPLES` (default 25) sets how many generated frame sequences are tried.
+`SCALE_FUZZ_EXAMPLES` (default 15) sets how many generated frame sequences are tried.
 """
 
 import json
@@ -27,7 +27,7 @@ from tests.tables.wsclient import CommunicatorClient, ConnectionClosed, session_
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
-EXAMPLES = int(os.environ.get("SCALE_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("SCALE_FUZZ_EXAMPLES", "15"))
 MIN_BET, MAX_BET = 10, 50_000  # above the 10,000 starting chips: bets between them are over the balance
 BALANCE = 10_000
 OTHER_ACTIONS = ["insurance", "even_money", "hit", "stand", "double", "split", "surrender"]
