@@ -31,3 +31,32 @@ def test_every_page_renders(client, played, alice):
     ):
         response = client.get(url)
         assert response.status_code == 200, url
+
+
+def test_the_profile_shows_the_players_statistics_and_balance_chart(client, played, alice):
+    login(client, alice)
+    page = client.get(reverse("profile")).content.decode()
+    assert 'id="player-stats"' in page
+    assert "Your balance after each chip movement" in page
+    assert "<polyline" in page
+
+
+def test_a_public_profile_shows_no_balance_and_no_email(client, played, alice, bob):
+    from accounts.models import Wallet
+
+    bob.email = "bob@example.com"
+    bob.save()
+    Wallet.objects.filter(user=bob).update(balance=12_345)
+    login(client, alice)
+    page = client.get(reverse("player_profile", args=["bob"])).content.decode()
+    assert 'id="player-stats"' in page
+    assert "bob@example.com" not in page
+    assert "12,345" not in page
+    assert "12345" not in page
+    assert "Your balance" not in page
+
+
+def test_suspended_players_have_no_public_profile(client, played, bob):
+    bob.is_active = False
+    bob.save()
+    assert client.get(reverse("player_profile", args=["bob"])).status_code == 404

@@ -35,6 +35,7 @@ def login(client, user):
     [
         ("leaderboard", BASE + 3),  # top 50, the viewer's value, how many are ahead
         ("history", BASE + 3),  # the tables played (filter), the count, the page
+        ("profile", BASE + 2 + 3),  # accounts' profile (wallet, entries) + stats, balance chart, mistakes
         ("public", BASE + 1 + 3),  # the player + stats, chart, mistakes
         ("replay", BASE + 5),  # round+table+shoe, players, action log, own ledger entries, own mistakes
     ],
@@ -50,6 +51,7 @@ def test_query_counts_do_not_grow_with_the_data(
         return {
             "leaderboard": reverse("leaderboard") + "?board=all",
             "history": reverse("history"),
+            "profile": reverse("profile"),
             "public": reverse("player_profile", args=["alice"]),
             "replay": reverse("round_replay", args=[latest.round_id]),
         }[name]
