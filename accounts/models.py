@@ -48,6 +48,9 @@ class User(AbstractUser):
         help_text="Shown at the tables instead of your username. Optional.",
     )
     avatar = models.CharField(max_length=16, choices=AVATAR_CHOICES, default=DEFAULT_AVATAR)
+    suspended = models.BooleanField(
+        default=False, help_text="A suspended player cannot sit or act at a table (staff admin)."
+    )
 
     @property
     def public_name(self) -> str:
