@@ -248,6 +248,26 @@ def adjust(*, user, amount, staff, reason) -> LedgerEntry:
         )
 
 
+def suspend_user(*, user, staff) -> None:
+    """Mark `user` suspended: the tables refuse their sits and actions (`tables.services` releases their
+    seats after the current round)."""
+    _set_suspended(user=user, staff=staff, suspended=True)
+
+
+def unsuspend_user(*, user, staff) -> None:
+    """Lift a suspension: the user may sit and play again."""
+    _set_suspended(user=user, staff=staff, suspended=False)
+
+
+def _set_suspended(*, user, staff, suspended: bool) -> None:
+    if not getattr(staff, "is_staff", False) or not staff.is_active:
+        raise WalletError("Only active staff can suspend a user.", code="not_staff")
+    if suspended and user.pk == staff.pk:
+        raise WalletError("Staff cannot suspend themselves.", code="bad_user")
+    type(user).objects.filter(pk=user.pk).update(suspended=suspended)
+    user.suspended = suspended
+
+
 def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
     """Top the player's balance up to exactly DAILY_GRANT_FLOOR chips, at most once every
     DAILY_GRANT_INTERVAL_HOURS and only while the balance is below the floor. Raises DailyGrantRefused (with
