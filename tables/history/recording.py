@@ -55,7 +55,8 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
     for seat in seat_results:
         by_user[seat["user_id"]].append(seat)
     rows, mistakes = [], []
-    for user_id, seats in by_user.items():
+    # In user order: the totals rows are locked one by one, the same order at every table (no deadlock).
+    for user_id, seats in sorted(by_user.items()):
         numbers = [seat["seat"] for seat in seats]
         hands = [hand for number in numbers for hand in hands_by_seat.get(number, [])]
         own = [d for d in decisions if d.seat in numbers]
