@@ -284,6 +284,114 @@ def recover_tables(*, clear_presence: bool = False) -> int:
     return voided
 
 
+# --- staff changes (the admin) ----------------------------------------------------------------------------
+
+#: Table settings staff may change with `update_table`.
+TABLE_SETTINGS = (
+    "name",
+    "preset",
+    "min_bet",
+    "max_bet",
+    "seats",
+    "seats_per_player",
+    "betting_seconds",
+    "insurance_seconds",
+    "turn_seconds",
+    "ready_seconds",
+    "is_private",
+)
+
+
+def table_max_bet_cap() -> int:
+    """The site-wide ceiling of every table's maximum bet (`TABLE_MAX_BET_CAP`, default 100,000)."""
+    return int(getattr(settings, "TABLE_MAX_BET_CAP", 100_000))
+
+
+def update_table(*, table_id: int, **values) -> int:
+    """Change a table's settings (`TABLE_SETTINGS`). The round under way keeps the rules and limits it
+    opened with (`Round.rules`, `min_bet`, `max_bet` are snapshots); the next round uses the new ones.
+    Seats cannot be removed while a player sits in them. Tells the table and the lobby; returns the
+    version."""
+    unknown = sorted(set(values) - set(TABLE_SETTINGS))
+    if unknown:
+        raise ActionRefused("bad_message", f"Not a table setting: {', '.join(unknown)}.")
+    with transaction.atomic():
+        change = _Change.begin(table_id, load_round=False)
+        table = change.table
+        for name, value in values.items():
+            setattr(table, name, value)
+        _check_table_settings(table)
+        occupied = [number for number in _occupied(change) if number > table.seats]
+        if occupied:
+            raise ActionRefused(
+                "seat_taken", f"Seat {occupied[0]} is occupied: it cannot be removed until its player leaves."
+            )
+        for number in [number for number in change.seats if number > table.seats]:
+            change.seats.pop(number).delete()
+        for number in range(1, table.seats + 1):
+            if number not in change.seats:
+                change.seats[number] = Seat.objects.create(table=table, number=number)
+        change.lobby = True
+        change.event(TableEvent.Kind.ROUND, "The table's settings changed; they apply from the next round.")
+        return change.finish()
+
+
+def _check_table_settings(table: Table) -> None:
+    cap = table_max_bet_cap()
+    if not 1 <= table.min_bet <= table.max_bet <= cap:
+        raise ActionRefused("bad_amount", f"Limits must satisfy 1 <= minimum <= maximum <= {cap:,}.")
+    if not 1 <= table.seats <= MAX_SEATS:
+        raise ActionRefused("bad_message", f"A table has 1 to {MAX_SEATS} seats.")
+    if not 1 <= table.seats_per_player <= table.seats:
+        raise ActionRefused("bad_message", "Seats per player must be 1 to the number of seats.")
+
+
+def close_table(*, table_id: int) -> int:
+    """Close a table: nobody new may sit; players without chips in the round under way stand up now, the
+    others when the round is settled (`leaving_after_round`). The lobby drops it. Returns the version."""
+    with transaction.atomic():
+        change = _Change.begin(table_id)
+        change.table.is_open = False
+        change.lobby = True
+        change.event(TableEvent.Kind.ROUND, "The table is closing: this is its last round.")
+        _release(change, [seat for seat in change.seats.values() if seat.user_id])
+        return change.finish()
+
+
+def reopen_table(*, table_id: int) -> int:
+    """Open a closed table again (it returns to the lobby if public). Returns the version."""
+    with transaction.atomic():
+        change = _Change.begin(table_id, load_round=False)
+        change.table.is_open = True
+        change.lobby = True
+        change.event(TableEvent.Kind.ROUND, "The table is open.")
+        return change.finish()
+
+
+def release_user_seats(*, user) -> int:
+    """Stand `user` up at every table (a suspension): at once where no chips of theirs are in play, after
+    the current round elsewhere. Returns the number of tables changed."""
+    table_ids = set(Seat.objects.filter(user=user).values_list("table_id", flat=True))
+    for table_id in sorted(table_ids):
+        with transaction.atomic():
+            change = _Change.begin(table_id)
+            _release(change, [seat for seat in change.seats.values() if seat.user_id == user.pk])
+            change.finish()
+    return len(table_ids)
+
+
+def _release(change: "_Change", seats: list[Seat]) -> None:
+    freed = False
+    for seat in seats:
+        if _has_stake(change, seat.number):
+            seat.leaving_after_round = True
+        else:
+            _stand_up(change, seat, "leaves")
+            freed = True
+    if freed:
+        _after_seats_freed(change)
+
+
 # --- one change to one table --------------------------------------------------------------------------------
 
 
