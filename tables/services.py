@@ -96,6 +96,8 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     handler = _HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
         raise ActionRefused("bad_message", f"Unknown action {name!r}.")
+    if name != "leave" and _user_model().objects.filter(pk=user.pk, suspended=True).exists():
+        raise ActionRefused("suspended", "Your account is suspended: you cannot sit or play.")
     try:
         with transaction.atomic():
             change = _Change.begin(table_id)
