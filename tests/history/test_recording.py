@@ -49,3 +49,39 @@ def test_a_decision_against_basic_strategy_is_priced(table, alice, scripted_shoe
     # Standing on 20 against a 6 is worth about +0.70 bets, hitting it about -0.85: some 155 chips on 100.
     assert 130 < mistake.ev_cost < 180
     assert row.ev_cost == pytest.approx(mistake.ev_cost)
+
+
+def test_recording_twice_changes_nothing(table, alice, scripted_shoe, play_round):
+    from tables.history.recording import record_round
+
+    scripted_shoe(table, deal_cards(["Ts", "9h"], dealer=["7s", "Td"]))
+    rnd = play_round(table, [(alice, 1, 100)], [(alice, "stand", {})])
+    assert record_round(round=rnd) == []
+    assert PlayerRound.objects.filter(round=rnd).count() == 1
+    assert PlayerStats.objects.get(user=alice).rounds == 1
+
+
+def test_two_seats_of_one_player_make_one_row(table, alice, scripted_shoe, play_round):
+    # seat 1: 19 stands and wins; seat 2: 16 stands and loses to the dealer's 17.
+    scripted_shoe(table, deal_cards(["Ts", "9h"], ["Tc", "6d"], dealer=["7s", "Td"]))
+    rnd = play_round(
+        table,
+        [(alice, 1, 100), (alice, 2, 50)],
+        [(alice, "stand", {"seat": 1}), (alice, "stand", {"seat": 2})],
+    )
+    row = PlayerRound.objects.get(round=rnd)
+    assert (row.seats, row.hands, row.wins, row.losses, row.stake, row.net) == ([1, 2], 2, 1, 1, 150, 50)
+    assert row.summary == "win, lose"
+
+
+def test_a_voided_round_is_not_recorded(table, alice, bob, act):
+    from tables import services
+    from tables.models import Table
+
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)  # bob has not bet: the betting window stays open
+    act(table, alice, "bet", amount=10)
+    rnd = Table.objects.get(pk=table.pk).current_round
+    assert services.void_round(round_id=rnd.pk, reason="test")
+    assert not PlayerRound.objects.exists()
+    assert not PlayerStats.objects.filter(rounds__gt=0).exists()
