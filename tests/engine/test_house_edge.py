@@ -114,6 +114,7 @@ def test_paired_dealer_hits_soft_17():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @pytest.mark.skipif(not LONG, reason="minutes of simulation: set BLACKJACK_LONG_STATS=1")
 @pytest.mark.parametrize("name", ["no DAS", "no surrender", "double 10-11"])
 def test_long_paired_rule_effects(name):
@@ -123,6 +124,7 @@ def test_long_paired_rule_effects(name):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @pytest.mark.skipif(not LONG, reason="minutes of simulation: set BLACKJACK_LONG_STATS=1")
 def test_long_one_deck_against_six():
     # Different shoes cannot be paired: two separate runs, 4 million rounds each.
