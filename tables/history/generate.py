@@ -510,9 +510,9 @@ class _Play:
 
 
 def _suspend_a_few(players: list[Player], rng: random.Random) -> None:
-    """A handful of accounts are suspended (inactive), as on a live site: they drop off the leaderboards."""
+    """A handful of accounts are suspended, as on a live site: they drop off the leaderboards."""
     chosen = [p.id for p in rng.sample(players, max(1, len(players) // 200))]
-    get_user_model().objects.filter(pk__in=chosen).update(is_active=False)
+    get_user_model().objects.filter(pk__in=chosen).update(suspended=True)
 
 
 def _reset_sequences() -> None:

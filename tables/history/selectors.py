@@ -1,7 +1,8 @@
 """Reads shared by the history pages: leaderboards, a player's rounds, and profile statistics.
 
 Every function issues a fixed number of queries whatever the data (the page tests assert the counts). Staff,
-superusers and inactive (suspended) accounts never appear on a leaderboard.
+superusers, suspended (`User.suspended`) and deactivated (`is_active` false) accounts never appear on a
+leaderboard.
 """
 
 import datetime
@@ -73,7 +74,14 @@ class Leaderboard:
 
 
 def _ranked_users(prefix: str) -> Q:
-    return Q(**{f"{prefix}is_active": True, f"{prefix}is_staff": False, f"{prefix}is_superuser": False})
+    return Q(
+        **{
+            f"{prefix}is_active": True,
+            f"{prefix}suspended": False,
+            f"{prefix}is_staff": False,
+            f"{prefix}is_superuser": False,
+        }
+    )
 
 
 def _board_source(key: str, now: datetime.datetime) -> tuple[QuerySet, Any, datetime.date | None]:

@@ -126,7 +126,7 @@ def _result_rows(rnd: Round, users: dict) -> list[dict]:
 
 def player_profile(request, username: str):
     """Public statistics of an active player: no balance, no e-mail, no ledger."""
-    user = get_object_or_404(get_user_model(), username=username, is_active=True)
+    user = get_object_or_404(get_user_model(), username=username, is_active=True, suspended=False)
     context = stats_context(user=user, owner=request.user.is_authenticated and request.user.pk == user.pk)
     context["player"] = user
     return render(request, "history/player.html", context)

@@ -90,7 +90,8 @@ def test_staff_superusers_and_suspended_players_are_left_out(make_user):
         "player": make_user("player"),
         "staff": make_user("staff", is_staff=True),
         "root": make_user("root", is_superuser=True),
-        "banned": make_user("banned", is_active=False),
+        "banned": make_user("banned", suspended=True),
+        "closed": make_user("closed", is_active=False),
     }
     for user in players.values():
         played(user, 100, at)

@@ -56,7 +56,10 @@ def test_a_public_profile_shows_no_balance_and_no_email(client, played, alice, b
     assert "Your balance" not in page
 
 
-def test_suspended_players_have_no_public_profile(client, played, bob):
-    bob.is_active = False
+def test_suspended_and_deactivated_players_have_no_public_profile(client, played, bob, alice):
+    bob.suspended = True
     bob.save()
     assert client.get(reverse("player_profile", args=["bob"])).status_code == 404
+    alice.is_active = False
+    alice.save()
+    assert client.get(reverse("player_profile", args=["alice"])).status_code == 404
