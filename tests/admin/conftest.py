@@ -1,0 +1,63 @@
+"""Fixtures of the staff admin tests: the live-tables fixtures (`make_user`, `alice`, `bob`, `table`, `act`,
+`scripted_shoe`, ...), a superuser's client, a table manager's client, and a record of broadcasts."""
+
+import importlib
+
+import pytest
+from django.apps import apps
+from django.contrib.auth.models import Group
+
+from tables import broadcast
+from tests.tables.conftest import (  # noqa: F401  (fixtures)
+    _fast_password_hashing,
+    act,
+    alice,
+    at,
+    balance,
+    bob,
+    carol,
+    make_table,
+    make_user,
+    scripted_shoe,
+    table,
+)
+
+
+@pytest.fixture
+def root(django_user_model):
+    return django_user_model.objects.create_user("root", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def admin_client(client, root):
+    client.force_login(root)
+    return client
+
+
+def table_managers() -> Group:
+    """The group the data migration made (made again by the same code after a transactional test's flush)."""
+    migration = importlib.import_module("tables.migrations.0003_table_managers_group")
+    if not Group.objects.filter(name=migration.GROUP).exists():
+        migration.create_group(apps, None)
+    return Group.objects.get(name=migration.GROUP)
+
+
+@pytest.fixture
+def manager(django_user_model):
+    user = django_user_model.objects.create_user("floor", is_staff=True)
+    user.groups.add(table_managers())
+    return user
+
+
+@pytest.fixture
+def manager_client(client, manager):
+    client.force_login(manager)
+    return client
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Every broadcast sent (group, message), in order."""
+    messages = []
+    monkeypatch.setattr(broadcast, "send", lambda group, message: messages.append((group, message)))
+    return messages
