@@ -1,8 +1,19 @@
-from django.contrib import admin
-from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+"""Staff admin of users and money: balances are shown, never edited; chips move only through
+`accounts.services.adjust` (an `adjustment` ledger entry naming the staff member and the reason); the
+ledger and wallets are read-only, with no delete of any kind (not even the bulk action)."""
 
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.db import transaction
+from django.template.response import TemplateResponse
+
+from accounts import services
 from accounts.forms import AdminLoginForm
 from accounts.models import LedgerEntry, User, Wallet
+from tables import services as table_services
+from tables.models import Table
 
 # The admin log-in is throttled like the site's.
 admin.site.login_form = AdminLoginForm
@@ -21,15 +32,45 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class AdjustBalanceForm(forms.Form):
+    amount = forms.IntegerField(
+        help_text="Chips to grant (positive) or take (negative); a balance cannot go below zero."
+    )
+    reason = forms.CharField(
+        max_length=LedgerEntry.MEMO_MAX_LENGTH,
+        help_text="Written on the ledger entry with your name.",
+        widget=forms.TextInput(attrs={"size": 60}),
+    )
+
+    def clean_amount(self):
+        amount = self.cleaned_data["amount"]
+        if amount == 0:
+            raise forms.ValidationError("Enter a non-zero amount.")
+        if abs(amount) > services.MAX_AMOUNT:
+            raise forms.ValidationError(f"At most {services.MAX_AMOUNT:,} chips at once.")
+        return amount
+
+
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
-    list_display = ("username", "display_name", "email", "balance", "is_staff", "is_active", "date_joined")
+    list_display = (
+        "username",
+        "display_name",
+        "email",
+        "balance",
+        "suspended",
+        "is_staff",
+        "is_active",
+        "date_joined",
+    )
+    list_filter = ("suspended", *DjangoUserAdmin.list_filter)
     list_select_related = ("wallet",)
-    readonly_fields = ("balance",)
+    readonly_fields = ("balance", "suspended")
     fieldsets = (
         *DjangoUserAdmin.fieldsets,
-        ("Player", {"fields": ("display_name", "avatar", "balance")}),
+        ("Player", {"fields": ("display_name", "avatar", "balance", "suspended")}),
     )
+    actions = ("adjust_balance", "suspend", "unsuspend")
 
     @admin.display(description="chips", ordering="wallet__balance")
     def balance(self, user):
@@ -40,6 +81,53 @@ class UserAdmin(DjangoUserAdmin):
         # A player's ledger must stay complete: deactivate accounts instead of deleting them.
         return False
 
+    def has_adjust_permission(self, request):
+        """Moving chips needs the "change wallet" permission (superusers; never the table managers)."""
+        return request.user.has_perm("accounts.change_wallet")
+
+    @admin.action(description="Grant or take chips", permissions=["adjust"])
+    def adjust_balance(self, request, queryset):
+        form = AdjustBalanceForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            amount, reason = form.cleaned_data["amount"], form.cleaned_data["reason"]
+            for user in queryset.order_by("pk"):
+                try:
+                    services.adjust(user=user, amount=amount, staff=request.user, reason=reason)
+                except services.WalletError as refusal:
+                    self.message_user(request, f"{user.username}: {refusal.message}", messages.ERROR)
+                else:
+                    self.message_user(request, f"{user.username}: {amount:+,} chips ({reason}).")
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Grant or take chips",
+            "opts": self.model._meta,
+            "users": queryset.select_related("wallet").order_by("pk"),
+            "form": form,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/accounts/user/adjust_balance.html", context)
+
+    @admin.action(
+        description="Suspend (cannot sit or play; seats freed after the round)", permissions=["change"]
+    )
+    def suspend(self, request, queryset):
+        for user in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    services.suspend_user(user=user, staff=request.user)
+                    table_services.release_user_seats(user=user)
+            except services.WalletError as refusal:
+                self.message_user(request, f"{user.username}: {refusal.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"{user.username} is suspended.")
+
+    @admin.action(description="Lift the suspension", permissions=["change"])
+    def unsuspend(self, request, queryset):
+        for user in queryset.filter(suspended=True).order_by("pk"):
+            services.unsuspend_user(user=user, staff=request.user)
+            self.message_user(request, f"{user.username} may play again.")
+
 
 @admin.register(Wallet)
 class WalletAdmin(ReadOnlyAdmin):
@@ -49,20 +137,48 @@ class WalletAdmin(ReadOnlyAdmin):
     list_select_related = ("user",)
 
 
+class TableFilter(admin.SimpleListFilter):
+    """Ledger rows by the table they were played at (`table_ref`)."""
+
+    title = "table"
+    parameter_name = "table"
+
+    def lookups(self, request, model_admin):
+        return [(str(pk), name) for pk, name in Table.objects.order_by("name").values_list("pk", "name")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value and value.isdigit():
+            return queryset.filter(table_ref=int(value))
+        return queryset
+
+
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = (
         "id",
         "created_at",
         "wallet",
+        "player",
         "kind",
         "amount",
         "balance_after",
         "round_ref",
         "table_ref",
         "memo",
+        "created_by",
     )
-    list_filter = ("kind", "wallet__kind")
-    search_fields = ("wallet__user__username", "memo", "=round_ref", "=transfer")
-    list_select_related = ("wallet",)
+    list_filter = ("kind", "wallet__kind", TableFilter, ("created_at", admin.DateFieldListFilter))
+    search_fields = (
+        "wallet__user__username",
+        "wallet__user__display_name",
+        "memo",
+        "=round_ref",
+        "=transfer",
+    )
+    list_select_related = ("wallet__user", "created_by")
     date_hierarchy = "created_at"
+
+    @admin.display(description="player", ordering="wallet__user__username")
+    def player(self, entry):
+        return entry.wallet.user.username if entry.wallet.user_id else "—"
