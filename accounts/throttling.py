@@ -87,18 +87,37 @@ def record_failure(*, ip: str, username: str, now: float | None = None) -> None:
     now = time.time() if now is None else now
     for scope, value in _subjects(ip, username):
         failures_key, locked_key = _keys(scope, value)
-        cache.add(failures_key, 0, timeout=WINDOW_SECONDS)
-        try:
-            failures = cache.incr(failures_key)
-        except ValueError:  # the window expired between add and incr
-            cache.add(failures_key, 1, timeout=WINDOW_SECONDS)
-            failures = 1
-        if failures >= MAX_FAILURES:
+        if _increment(failures_key, WINDOW_SECONDS) >= MAX_FAILURES:
             cache.set(locked_key, now + COOL_OFF_SECONDS, timeout=COOL_OFF_SECONDS)
             cache.delete(failures_key)
+
+
+def _increment(key: str, window: int) -> int:
+    """Add one to a counter that starts with the first hit and expires `window` seconds later."""
+    cache.add(key, 0, timeout=window)
+    try:
+        return cache.incr(key)
+    except ValueError:  # the window expired between add and incr
+        cache.add(key, 1, timeout=window)
+        return 1
 
 
 def record_success(*, username: str) -> None:
     """A correct password for `username`: forget its failures."""
     failures_key, _ = _keys("username", _normalise(username))
     cache.delete(failures_key)
+
+
+# Password-reset e-mails: a cap per client network and per address, so the form cannot be used to flood
+# someone's inbox. Requests for unknown addresses count too, so the limit reveals nothing about accounts.
+RESET_LIMIT_PER_NETWORK = 5
+RESET_LIMIT_PER_ADDRESS = 3
+RESET_WINDOW_SECONDS = 60 * 60
+RESET_REFUSED_MESSAGE = "Too many password-reset requests. Please try again in an hour."
+
+
+def allow_password_reset(*, ip: str, email: str) -> bool:
+    """Count a reset request; False once its network or its address asked too often within the window."""
+    per_network = _increment(_keys("reset-ip", _network(ip))[0], RESET_WINDOW_SECONDS)
+    per_address = _increment(_keys("reset-email", email.strip().casefold())[0], RESET_WINDOW_SECONDS)
+    return per_network <= RESET_LIMIT_PER_NETWORK and per_address <= RESET_LIMIT_PER_ADDRESS

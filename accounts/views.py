@@ -2,12 +2,12 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts import selectors, services
+from accounts import selectors, services, throttling
 from accounts.forms import LoginForm, ProfileForm, RegistrationForm
 from accounts.models import Wallet
 
@@ -23,6 +23,17 @@ class LoginView(auth_views.LoginView):
         if form.has_error(NON_FIELD_ERRORS, code="throttled"):
             response.status_code = 429  # Too Many Requests: the page still explains how long to wait
         return response
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    def form_valid(self, form):
+        ip = throttling.client_ip(self.request)
+        if not throttling.allow_password_reset(ip=ip, email=form.cleaned_data["email"]):
+            form.add_error(None, ValidationError(throttling.RESET_REFUSED_MESSAGE, code="throttled"))
+            response = self.form_invalid(form)
+            response.status_code = 429
+            return response
+        return super().form_valid(form)
 
 
 def register(request):

@@ -3,6 +3,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from accounts import throttling
 from tests.accounts.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +69,32 @@ def test_reset_for_unknown_address_sends_nothing_and_looks_the_same(client, play
     response = client.post(reverse("password_reset"), {"email": "nobody@example.com"})
     assert response.url == reverse("password_reset_done")
     assert mailoutbox == []
+
+
+def test_reset_mails_to_one_address_are_capped(client, player, mailoutbox):
+    for attempt in range(throttling.RESET_LIMIT_PER_ADDRESS):
+        response = client.post(
+            reverse("password_reset"), {"email": "alice@example.com"}, REMOTE_ADDR=f"10.1.0.{attempt}"
+        )
+        assert response.status_code == 302
+    refused = client.post(reverse("password_reset"), {"email": "ALICE@example.com"}, REMOTE_ADDR="10.1.1.1")
+    assert refused.status_code == 429
+    assert throttling.RESET_REFUSED_MESSAGE in refused.text
+    assert len(mailoutbox) == throttling.RESET_LIMIT_PER_ADDRESS
+
+
+def test_reset_requests_from_one_network_are_capped(client, player, mailoutbox):
+    for attempt in range(throttling.RESET_LIMIT_PER_NETWORK):
+        client.post(
+            reverse("password_reset"), {"email": f"nobody{attempt}@example.com"}, REMOTE_ADDR="10.2.0.1"
+        )
+    refused = client.post(reverse("password_reset"), {"email": "alice@example.com"}, REMOTE_ADDR="10.2.0.1")
+    assert refused.status_code == 429
+    assert mailoutbox == []
+    assert (
+        client.post(
+            reverse("password_reset"), {"email": "alice@example.com"}, REMOTE_ADDR="10.2.0.2"
+        ).status_code
+        == 302
+    )
+    assert len(mailoutbox) == 1
