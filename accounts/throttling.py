@@ -4,7 +4,9 @@ the password.
 
 Counters live in the Django cache, so with REDIS_URL set every server process shares them. A successful log-in
 resets the username's counter; the IP's counter is kept, so one valid account cannot be used to reset the
-limit of an address that is guessing other accounts' passwords.
+limit of an address that is guessing other accounts' passwords. IPv6 clients are counted by their /64.
+
+Password-reset e-mails are capped the same way (see allow_password_reset at the end).
 """
 
 import hashlib
