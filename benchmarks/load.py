@@ -78,6 +78,12 @@ def create_database(env: dict[str, str]) -> None:
     )
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def p99(result: dict) -> float:
     figures = [result["latency_ms"][who]["p99"] for who in ("actor", "others")]
     return max(value for value in figures if value is not None)
@@ -122,13 +128,20 @@ def main() -> None:
                 command += ["--duration", str(args.duration), "--json", out.name]
                 for url in urls:
                     command += ["--url", url]
+                cpu_before = sum(cpu_seconds(server.pid) for server in servers)
                 subprocess.run(command, cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
+                server_cpu = sum(cpu_seconds(server.pid) for server in servers) - cpu_before
                 result = json.loads(Path(out.name).read_text() or "null")
             if result is None:
                 print(f"{tables} tables: the load test failed", flush=True)
                 break
             result["processes"] = args.processes
             result["load_average"] = os.getloadavg()
+            # Server CPU per action (the whole run: seating and draining included): what one action costs the
+            # servers whatever else the machine is doing, so 1000 / this is the actions per second one core
+            # could serve at most.
+            result["server_cpu_s"] = round(server_cpu, 2)
+            result["server_cpu_ms_per_action"] = round(1000 * server_cpu / max(result["actions"], 1), 2)
             results.append(result)
             actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
             print(
@@ -137,7 +150,9 @@ def main() -> None:
                 f"actor p50/p95/p99/max {actor['p50']}/{actor['p95']}/{actor['p99']}/{actor['max']} ms | "
                 f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
                 f"errors {result['unexpected_errors']} races {result['races']} "
-                f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | load {result['load_average'][0]:.1f}",
+                f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | "
+                f"server CPU {result['server_cpu_ms_per_action']} ms/action | "
+                f"load {result['load_average'][0]:.1f}",
                 flush=True,
             )
             if p99(result) >= args.goal_ms and not args.keep_going:
