@@ -6,7 +6,7 @@ after it: the cards dealt so far, the dealer's hole card hidden until the dealer
 order beyond the round's last card never leaves this module.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tables.engine.cards import hand_value
@@ -59,7 +59,6 @@ class Replay:
     end_position: int
     matches_live: bool | None  # None: nothing stored to compare with
     error: str | None = None
-    names: dict[int, str] = field(default_factory=dict)
 
     @property
     def final(self) -> RoundState:
@@ -110,7 +109,6 @@ def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, ord
         end_position=state.position,
         matches_live=matches,
         error=error,
-        names=names,
     )
 
 

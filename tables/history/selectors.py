@@ -6,7 +6,7 @@ leaderboard.
 """
 
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import F, FloatField, Q, QuerySet
@@ -70,7 +70,6 @@ class Leaderboard:
     own: Entry | None = None  # the viewer's own line (None: not on this board)
     own_in_top: bool = False
     period_start: datetime.date | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def _ranked_users(prefix: str) -> Q:

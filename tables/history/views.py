@@ -97,8 +97,6 @@ def round_replay(request, round_id: int):
         "shoe": shoe,
         "revealed": shoe.revealed_seed is not None,
         "verify_command": verify_command(shoe),
-        "players": {uid: users[uid] for uid in seat_users.values() if uid in users},
-        "viewer_seats": [s for s, uid in seat_users.items() if viewer and uid == viewer.pk],
     }
     return render(request, "history/replay.html", context)
 
