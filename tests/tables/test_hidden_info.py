@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import pytest
 import pytest_asyncio
 from channels.db import database_sync_to_async
+from django.db import connections
 
 from accounts.audit import audit_ledger
 from tables.engine.round import RoundState
@@ -243,8 +244,20 @@ def as_form(message: dict) -> dict:
     return {**form, "HEADERS": {"HX-Request": "true"}}
 
 
+@pytest.fixture
+def persistent_connections():
+    """Keep database connections open between messages for this long test, as `CONN_MAX_AGE=None` would:
+    reopening SQLite costs several milliseconds per message here and changes nothing that is checked. (The
+    connection settings dict is shared by every thread's connection.)"""
+    settings_dict = connections["default"].settings_dict
+    before = settings_dict.get("CONN_MAX_AGE", 0)
+    settings_dict["CONN_MAX_AGE"] = None
+    yield
+    settings_dict["CONN_MAX_AGE"] = before
+
+
 @pytest_asyncio.fixture
-async def clients():
+async def clients(persistent_connections):
     opened = []
 
     async def open_client(name, table, user=None, *, json_format=True):
