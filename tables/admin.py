@@ -71,7 +71,7 @@ class RulePresetForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         data = {name: cleaned.get(name) for name in RULE_FIELDS}
-        if any(name in self.errors for name in RULE_FIELDS):
+        if any(name in self._errors for name in RULE_FIELDS):
             return cleaned
         data["suited_678_bonus"] = data["suited_678_bonus"] or None
         try:
@@ -80,9 +80,12 @@ class RulePresetForm(forms.ModelForm):
             raise forms.ValidationError(exc.message, code=exc.code) from None
         return cleaned
 
-    def save(self, commit=True):
-        self.instance.rules = self.ruleset.to_dict()
-        return super().save(commit)
+    def _post_clean(self):
+        # The model's own check (`RulePreset.clean`) reads `rules`: give it the engine's valid rules. Without
+        # them the form already shows the engine's message, and the model would repeat it on a hidden field.
+        if hasattr(self, "ruleset"):
+            self.instance.rules = self.ruleset.to_dict()
+            super()._post_clean()
 
 
 RULE_FIELDS = [name for name in RulePresetForm.base_fields if name not in ("name", "description")]

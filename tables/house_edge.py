@@ -32,7 +32,6 @@ from django.utils import timezone
 
 from tables.engine.rules import RuleSet
 from tables.engine.simulate import CHUNK_ROUNDS, simulate
-from tables.models import RulePreset
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +52,16 @@ def is_estimating(preset_id: int) -> bool:
     return bool(cache.get(_CACHE_KEY.format(preset_id)))
 
 
+def _presets():
+    # Imported when used: the spawned worker imports this module for `estimate` without setting Django up.
+    from tables.models import RulePreset
+
+    return RulePreset.objects
+
+
 def refresh_on_commit(preset_id: int) -> None:
     """Clear the preset's house edge now and estimate it again in the background after the commit."""
-    RulePreset.objects.filter(pk=preset_id).update(
+    _presets().filter(pk=preset_id).update(
         house_edge=None, house_edge_stderr=None, house_edge_rounds=None, house_edge_updated_at=None
     )
     cache.set(_CACHE_KEY.format(preset_id), True, timeout=int(max_seconds()) + 120)
@@ -72,11 +78,12 @@ def start_refresh(preset_id: int) -> threading.Thread:
 
 def _refresh(preset_id: int) -> None:
     try:
-        rules = RulePreset.objects.filter(pk=preset_id).values_list("rules", flat=True).first()
+        rules = _presets().filter(pk=preset_id).values_list("rules", flat=True).first()
         if rules is None:
             return
         ruleset = RuleSet.from_dict(rules)
         figures = _run_in_process(ruleset.to_dict(), target_rounds(), max_seconds())
+        close_old_connections()  # this thread's connection idled through the simulation
         store(preset_id=preset_id, rules=ruleset, figures=figures)
     except Exception:
         logger.exception("house edge estimate of preset %s failed", preset_id)
@@ -93,12 +100,11 @@ def _run_in_process(rules: dict[str, Any], rounds: int, seconds: float) -> dict[
 
 def store(*, preset_id: int, rules: RuleSet, figures: dict[str, Any]) -> bool:
     """Write an estimate for `rules`, unless the preset's rules are different by now. True if written."""
-    close_old_connections()
     with transaction.atomic():
-        preset = RulePreset.objects.select_for_update().filter(pk=preset_id).first()
+        preset = _presets().select_for_update().filter(pk=preset_id).first()
         if preset is None or preset.ruleset() != rules:
             return False
-        RulePreset.objects.filter(pk=preset_id).update(
+        _presets().filter(pk=preset_id).update(
             house_edge=figures["house_edge"],
             house_edge_stderr=figures["stderr"],
             house_edge_rounds=figures["rounds"],
