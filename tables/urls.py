@@ -8,6 +8,4 @@ urlpatterns = [
     path("tables/<int:table_id>/", views.table, name="table"),
     path("tables/<int:table_id>/sit/", views.sit, name="sit"),
     path("tables/join/<str:token>/", views.join_private, name="join_private"),
-    path("leaderboard/", views.leaderboard, name="leaderboard"),
-    path("history/", views.history, name="history"),
 ]

@@ -104,12 +104,3 @@ def join_private(request, token: str):
     tokens = {**request.session.get(PRIVATE_TOKENS_SESSION_KEY, {}), str(found.pk): token}
     request.session[PRIVATE_TOKENS_SESSION_KEY] = tokens
     return redirect("table", table_id=found.pk)
-
-
-def leaderboard(request):
-    return render(request, "tables/coming_soon.html", {"title": "Leaderboard"})
-
-
-@login_required
-def history(request):
-    return render(request, "tables/coming_soon.html", {"title": "History"})
