@@ -2,18 +2,28 @@
 what never leaves the server, and how many queries a view costs."""
 
 import json
+import os
 import re
+import time
 from collections import Counter
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
 from django.db.models import F
+from django.template.loader import render_to_string
 
 from tables.engine import RuleSet, apply, new_deck_order, new_round
 from tables.engine.rules import PRESETS
 from tables.engine.shoe import new_server_seed, seed_hash
 from tables.models import ChatMessage, Phase, Presence, Round, RulePreset, Seat, Shoe, Table, TableEvent
-from tables.viewmodel import TableUnavailable, build_lobby_view, build_table_view, visible_table
+from tables.viewmodel import (
+    TableUnavailable,
+    build_lobby_view,
+    build_table_view,
+    forget_shared_views,
+    visible_table,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -347,3 +357,44 @@ def test_who_may_watch_a_table(users):
     with pytest.raises(TableUnavailable):
         visible_table(table_id=closed.pk, user=users[0])
     assert visible_table(table_id=closed.pk, user=users[1]) == closed
+
+
+@pytest.mark.skipif(
+    not os.environ.get("VIEW_BENCHMARK"), reason="benchmark: set VIEW_BENCHMARK=1 (and use -s)"
+)
+@pytest.mark.django_db(transaction=True)
+def test_view_building_benchmark(users):
+    """Prints what one view costs: the first viewer of a version, each further viewer, the HTML rendering,
+    and a viewer on a new database connection (CONN_MAX_AGE=0: consumers reopen it for every message)."""
+    table = make_table()
+    deal_round(table, {1: users[0], 2: users[1], 3: users[2]}, [*FRONT[:2], "9c", *FRONT[2:]])
+    for n in range(30):
+        TableEvent.objects.create(table=table, kind=TableEvent.Kind.ACTION, text=f"event {n}")
+        ChatMessage.objects.create(table=table, user=users[n % 3], text=f"line {n}")
+    runs = 50
+
+    def per_view(body) -> float:
+        started = time.perf_counter()
+        for _ in range(runs):
+            body()
+        return (time.perf_counter() - started) / runs * 1000
+
+    def first_viewer():
+        forget_shared_views()
+        build_table_view(table_id=table.pk, user=users[0])
+
+    view = build_table_view(table_id=table.pk, user=users[1])
+    figures = {
+        "first viewer of a version": per_view(first_viewer),
+        "each further viewer": per_view(lambda: build_table_view(table_id=table.pk, user=users[1])),
+        "spectator": per_view(lambda: build_table_view(table_id=table.pk, user=AnonymousUser())),
+        "JSON encoding": per_view(lambda: json.dumps(view)),
+        "HTML rendering (live.html)": per_view(
+            lambda: render_to_string("tables/partials/live.html", {"view": view, "user": users[1]})
+        ),
+        "further viewer, new connection": per_view(
+            lambda: (connection.close(), build_table_view(table_id=table.pk, user=users[1]))
+        ),
+    }
+    for name, milliseconds in figures.items():
+        print(f"{name:32} {milliseconds:7.2f} ms")
