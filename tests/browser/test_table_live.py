@@ -163,6 +163,12 @@ def test_keyboard_alone(transactional_db, open_page):
     expect(page.locator("#table-status")).to_contain_text("Your turn")
     expect(seat(page, 1).locator(".chip")).to_have_text("Bet 40")
 
+    # The countdown ticks in the browser between server messages.
+    seconds = page.locator(".countdown-seconds")
+    before = int(seconds.inner_text())
+    page.wait_for_timeout(1_300)
+    assert int(seconds.inner_text()) < before
+
     act(page, lambda: page.keyboard.press("h"))
     expect(page.locator("#event-log")).to_contain_text("hits")
     cards = seat(page, 1).get_by_role("img", name=re.compile(" of "))
