@@ -18,20 +18,20 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def generated():
-    call_command("generate_history", users=12, rounds=150, tables=2, days=5, seed=7, stdout=io.StringIO())
+    call_command("generate_history", users=8, rounds=90, tables=2, days=5, seed=7, stdout=io.StringIO())
 
 
 def test_the_ledger_stays_clean(generated):
     report = audit_ledger()
     assert report.ok, report.discrepancies
-    assert report.entries > 150 * 2
+    assert report.entries > 90 * 2
 
 
 def test_generated_rounds_replay_exactly_and_retired_shoes_verify(generated):
     rounds = list(Round.objects.select_related("shoe").order_by("id"))
-    assert len(rounds) == 150
+    assert len(rounds) == 90
     retired = 0
-    for rnd in rounds[::10]:
+    for rnd in rounds[::5]:
         replay = replay_round(rnd, list(ActionLog.objects.filter(round=rnd).order_by("seq")))
         assert replay.matches_live is True, rnd.pk
         if rnd.shoe.retired_at is not None:
@@ -59,7 +59,7 @@ def test_totals_agree_with_the_rows(generated):
             "net"
         ]
         assert monthly == s.net
-    assert PlayerRound.objects.count() >= 150
+    assert PlayerRound.objects.count() >= 90
 
 
 def test_text_columns_hold_plain_text(generated):
