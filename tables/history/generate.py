@@ -218,6 +218,10 @@ def generate(
         issuer.save(update_fields=["balance"])
         _suspend_a_few(players, rng)
         _reset_sequences()
+    if connection.vendor == "postgresql":
+        say("analyzing the tables (planner statistics for the new rows)")
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     elapsed = time.perf_counter() - started
     return {
         "seconds": elapsed,
