@@ -61,6 +61,26 @@ class RulePreset(models.Model):
         return RuleSet.from_dict(self.rules)
 
 
+class OpenTableBounds(models.Model):
+    """The one row of bounds for the limits players choose when they open a table from the lobby (staff edit
+    it in the admin). Without the row, the settings `TABLES_OPEN_MIN_BET` / `TABLES_OPEN_MAX_BET` apply."""
+
+    min_bet = models.PositiveIntegerField(default=1, help_text="Lowest minimum bet a player may choose.")
+    max_bet = models.PositiveIntegerField(default=10_000, help_text="Highest maximum bet a player may pick.")
+
+    class Meta:
+        verbose_name = "bounds for player-opened tables"
+        verbose_name_plural = "bounds for player-opened tables"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(min_bet__gte=1, min_bet__lte=F("max_bet")), name="open_bounds_min_le_max"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"player-opened tables: bets {self.min_bet}-{self.max_bet}"
+
+
 def new_private_token() -> str:
     return secrets.token_urlsafe(18)
 

@@ -18,12 +18,16 @@ PERMISSIONS = [
 ]
 
 
-def create_group(apps, schema_editor):
-    # Permissions are normally created after all migrations ran; create them now so the group can hold them.
+def create_permissions_now(apps):
+    """Permissions are normally created after all migrations ran; create them now so a group can hold them."""
     for app_config in apps.get_app_configs():
         models_module, app_config.models_module = getattr(app_config, "models_module", None), True
         create_permissions(app_config, apps=apps, verbosity=0)
         app_config.models_module = models_module
+
+
+def create_group(apps, schema_editor):
+    create_permissions_now(apps)
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
     group, _ = Group.objects.get_or_create(name=GROUP)
