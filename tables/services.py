@@ -43,6 +43,7 @@ from tables.models import (
     MAX_SEATS,
     ActionLog,
     ChatMessage,
+    OpenTableBounds,
     Phase,
     Presence,
     Round,
@@ -190,9 +191,16 @@ def create_table(
     return table
 
 
+def open_table_bounds() -> tuple[int, int]:
+    """(lowest minimum, highest maximum) bet for tables players open: the `OpenTableBounds` row staff edit
+    in the admin, else `OPEN_TABLE_MIN_BET` / `OPEN_TABLE_MAX_BET` (settings)."""
+    row = OpenTableBounds.objects.values_list("min_bet", "max_bet").first()
+    return row if row is not None else (OPEN_TABLE_MIN_BET, OPEN_TABLE_MAX_BET)
+
+
 def open_table(*, user, name: str, preset, min_bet: int, max_bet: int, private: bool) -> Table:
     """A player opens a table from the lobby: a preset (instance, id or name), limits within
-    `OPEN_TABLE_MIN_BET`..`OPEN_TABLE_MAX_BET`, public or private (joined by its token link)."""
+    `open_table_bounds()`, public or private (joined by its token link)."""
     if user is None or not user.is_authenticated:
         raise ActionRefused("not_authenticated", "Log in to open a table.")
     name = name.strip() if isinstance(name, str) else ""
@@ -204,10 +212,10 @@ def open_table(*, user, name: str, preset, min_bet: int, max_bet: int, private: 
     for value in (min_bet, max_bet):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ActionRefused("bad_amount", "Bet limits are whole numbers of chips.")
-    if not OPEN_TABLE_MIN_BET <= min_bet <= max_bet <= OPEN_TABLE_MAX_BET:
+    lowest, highest = open_table_bounds()
+    if not lowest <= min_bet <= max_bet <= highest:
         raise ActionRefused(
-            "bad_amount",
-            f"Limits must satisfy {OPEN_TABLE_MIN_BET} <= minimum <= maximum <= {OPEN_TABLE_MAX_BET:,}.",
+            "bad_amount", f"Limits must satisfy {lowest} <= minimum <= maximum <= {highest:,}."
         )
     return create_table(
         name=name,
