@@ -1,7 +1,8 @@
 from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
 
 from tables.models import RulePreset, Table
-from tables.services import OPEN_TABLE_MAX_BET, OPEN_TABLE_MIN_BET
+from tables.services import OPEN_TABLE_MAX_BET, OPEN_TABLE_MIN_BET, open_table_bounds
 
 
 class OpenTableForm(forms.Form):
@@ -29,6 +30,13 @@ class OpenTableForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["preset"].label_from_instance = _preset_label
+        # Staff edit the bounds in the admin: read them for every form.
+        lowest, highest = open_table_bounds()
+        for name in ("min_bet", "max_bet"):
+            field = self.fields[name]
+            field.min_value, field.max_value = lowest, highest
+            field.validators = [MinValueValidator(lowest), MaxValueValidator(highest)]
+            field.widget.attrs.update(min=lowest, max=highest)
 
     def clean(self):
         cleaned = super().clean()
