@@ -8,15 +8,27 @@ next round, never a placed bet.
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import HttpResponseRedirect
+from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from tables import broadcast, house_edge, services
 from tables.engine.errors import EngineError
 from tables.engine.rules import CHARLIE, DOUBLE_ON, MAX_DECKS, MIN_DECKS, PAYOUTS, SURRENDER, RuleSet
-from tables.models import MAX_SEATS, ActionLog, ChatMessage, Round, RulePreset, Shoe, Table, TableEvent
+from tables.models import (
+    MAX_SEATS,
+    ActionLog,
+    ChatMessage,
+    OpenTableBounds,
+    Round,
+    RulePreset,
+    Shoe,
+    Table,
+    TableEvent,
+)
 
 # --- rule presets -------------------------------------------------------------------------------------------
 
@@ -300,6 +312,44 @@ class TableAdmin(admin.ModelAdmin):
         for table_id in queryset.filter(is_open=False).values_list("pk", flat=True):
             services.reopen_table(table_id=table_id)
         self.message_user(request, "Opened.")
+
+
+class OpenTableBoundsForm(forms.ModelForm):
+    class Meta:
+        model = OpenTableBounds
+        fields = ["min_bet", "max_bet"]
+
+    def clean(self):
+        cleaned = super().clean()
+        low, high = cleaned.get("min_bet"), cleaned.get("max_bet")
+        cap = services.table_max_bet_cap()
+        if low is not None and low < 1:
+            self.add_error("min_bet", "At least 1 chip.")
+        if high is not None and high > cap:
+            self.add_error("max_bet", f"The site-wide cap is {cap:,} chips.")
+        if low is not None and high is not None and low > high:
+            self.add_error("max_bet", "The highest maximum must be at least the lowest minimum.")
+        return cleaned
+
+
+@admin.register(OpenTableBounds)
+class OpenTableBoundsAdmin(admin.ModelAdmin):
+    """One row: the list page opens it (creating it from the settings' bounds the first time)."""
+
+    form = OpenTableBoundsForm
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        low, high = services.open_table_bounds()
+        bounds, _ = OpenTableBounds.objects.get_or_create(defaults={"min_bet": low, "max_bet": high})
+        return redirect("admin:tables_opentablebounds_change", bounds.pk)
 
 
 # --- read-only records --------------------------------------------------------------------------------------

@@ -39,6 +39,9 @@ def table_managers() -> Group:
     migration = importlib.import_module("tables.migrations.0003_table_managers_group")
     if not Group.objects.filter(name=migration.GROUP).exists():
         migration.create_group(apps, None)
+        importlib.import_module("tables.migrations.0004_open_table_bounds").let_table_managers_edit_bounds(
+            apps, None
+        )
     return Group.objects.get(name=migration.GROUP)
 
 
