@@ -19,6 +19,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from tables.engine.strategy import PLAYING_ACTIONS, Strategy
 from tables.loadtest.stats import Recorder
@@ -116,7 +117,9 @@ class TableLedger:
 
 
 class Bot:
-    """Plays `seat` at one table through `url` (a full ws:// URL with `?format=json`) until told to stop."""
+    """Plays `seat` at one table through `urls[0]` (full ws:// URLs with `?format=json`) until told to stop.
+    After losing its connection it reconnects to the next URL of the list, in turn (one server per URL, as a
+    load balancer would pick another process)."""
 
     #: Seconds without any message after which the bot looks at its last state again.
     idle_timeout = 5.0
@@ -124,8 +127,7 @@ class Bot:
     def __init__(
         self,
         *,
-        url: str,
-        origin: str,
+        urls: list[str],
         session_key: str,
         seat: int,
         strategy: Strategy,
@@ -136,7 +138,7 @@ class Bot:
         stopping: asyncio.Event,
         ordered: bool = True,
     ) -> None:
-        self.url, self.origin, self.cookie = url, origin, f"sessionid={session_key}"
+        self.urls, self.at, self.cookie = list(urls), 0, f"sessionid={session_key}"
         self.seat, self.strategy, self.min_bet = seat, strategy, min_bet
         self.recorder, self.shared, self.ordered = recorder, shared, ordered
         self.playing, self.stopping = playing, stopping
@@ -146,13 +148,19 @@ class Bot:
         self.acted_at = -1  # the newest version this bot has acted on
         self.left = False
 
+    @property
+    def url(self) -> str:
+        """The URL of the current (or last) connection."""
+        return self.urls[self.at]
+
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
 
+        parts = urlsplit(self.url)
         self.socket = await connect(
             self.url,
             additional_headers={"Cookie": self.cookie},
-            origin=self.origin,
+            origin=f"{'https' if parts.scheme == 'wss' else 'http'}://{parts.netloc}",
             open_timeout=CONNECT_TIMEOUT,
             max_size=2**20,
         )
@@ -284,6 +292,7 @@ class Bot:
             if self.stopping.is_set() and time.monotonic() >= drain_until[0]:
                 return False
             await asyncio.sleep(delay)
+            self.at = (self.at + 1) % len(self.urls)
             try:
                 await self.connect()
             except (OSError, TimeoutError, WebSocketException):  # refused, reset, or the handshake failed

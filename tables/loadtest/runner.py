@@ -18,7 +18,7 @@ SEATING_SECONDS = 60
 
 @dataclass(frozen=True)
 class RunConfig:
-    ws_urls: list[str]  # ws://host:port bases; player i connects to ws_urls[i % len]
+    ws_urls: list[str]  # ws://host:port bases; player i connects to ws_urls[i % len], then fails over in turn
     duration: float
     drain: float = 15.0
     progress_every: float = 5.0
@@ -32,11 +32,12 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
     ledgers = {table_id: TableLedger() for table_id in fixture.table_ids}
     bots = []
     for index, player in enumerate(fixture.players):
-        base = config.ws_urls[index % len(config.ws_urls)]
+        first = index % len(config.ws_urls)
+        bases = config.ws_urls[first:] + config.ws_urls[:first]
+        path = f"/ws/tables/{player.table_id}/?format=json&token={player.token}"
         bots.append(
             Bot(
-                url=f"{base}/ws/tables/{player.table_id}/?format=json&token={player.token}",
-                origin=base.replace("ws", "http", 1),
+                urls=[base + path for base in bases],
                 session_key=player.session_key,
                 seat=player.seat,
                 strategy=strategy,

@@ -44,7 +44,8 @@ class RecordingBot(Bot):
 
 
 class Crew:
-    """Bots for every player of `fixture`; player i connects to `bases[i % len(bases)]` (http://host:port)."""
+    """Bots for every player of `fixture`; player i connects to `bases[i % len(bases)]` (http://host:port) and
+    fails over to the next ones."""
 
     def __init__(self, fixture: Fixture, bases: list[str]) -> None:
         self.recorder = Recorder()
@@ -53,12 +54,11 @@ class Crew:
         strategy = basic_strategy(RuleSet.from_dict(fixture.rules))
         self.bots: list[RecordingBot] = []
         for index, player in enumerate(fixture.players):
-            base = bases[index % len(bases)]
-            ws = base.replace("http", "ws", 1)
+            first = index % len(bases)
+            path = f"/ws/tables/{player.table_id}/?format=json&token={player.token}"
             self.bots.append(
                 RecordingBot(
-                    url=f"{ws}/ws/tables/{player.table_id}/?format=json&token={player.token}",
-                    origin=base,
+                    urls=[base.replace("http", "ws", 1) + path for base in bases[first:] + bases[:first]],
                     session_key=player.session_key,
                     seat=player.seat,
                     strategy=strategy,

@@ -68,6 +68,39 @@ def test_sigkill_mid_round_then_restart_resumes_the_round(servers):
     assert report.ok, report.discrepancies
 
 
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_sigkill_of_one_of_two_processes_players_fail_over_to_the_other(servers):
+    first, second = servers(), servers()
+    fixture = prepare(run_id="failover", tables=1, players=2)
+    table_id = fixture.table_ids[0]
+    crew = Crew(fixture, [first.url, second.url])  # seat 1 on the first process, seat 2 on the second
+
+    async def scenario():
+        await crew.start()
+        await crew.play_rounds(1, timeout=60)
+        crew.hold(in_play)
+        await crew.wait_for(lambda: all(bot.state and in_play(bot.state) for bot in crew.bots), 30, "a deal")
+        before = await db(current_round, table_id)
+        first.kill()  # and it stays dead
+        await crew.wait_for(lambda: crew.recorder.reconnects >= 1, 60, "the first process's player back")
+        moved = crew.bots[0]
+        assert moved.url.startswith(second.ws(""))
+        assert moved.state["table"]["round_id"] == before.pk
+        crew.hold(None)
+        await crew.play_rounds(ROUNDS_AFTER, timeout=60)
+        await crew.finish()
+        return before
+
+    killed_round = asyncio.run(scenario())
+    killed_round.refresh_from_db()
+    assert killed_round.settled_at is not None
+    assert not killed_round.voided
+    assert crew.recorder.unexpected_errors == crew.recorder.errors["connection_lost"] == 1
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
+
+
 @pytest.mark.redis
 @pytest.mark.skipif(not PrivateRedis.available(), reason="needs redis-server to run a private Redis")
 def test_redis_restart_mid_play_clients_recover(servers):

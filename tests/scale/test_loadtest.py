@@ -138,10 +138,10 @@ def test_the_command_refuses_unbounded_or_foreign_runs():
 def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, capsys):
     server = servers()
     out = tmp_path / "load.json"
-    call_command("loadtest", url=[server.url], tables=2, players=3, duration=4, drain=5, json_path=str(out))
+    call_command("loadtest", url=[server.url], tables=2, players=2, duration=6, drain=5, json_path=str(out))
     result = json.loads(out.read_text())
     assert json.loads(capsys.readouterr().out) == result  # printed and written alike
-    assert result["bots"] == 6
+    assert result["bots"] == 4
     assert result["actions"] > 0
     assert result["rounds"] > 0
     for who in ("actor", "others"):
