@@ -6,6 +6,10 @@ own view (`tables.viewmodel`). Broadcasts only say "table N is at version v" (or
 "the lobby changed"); each consumer then rebuilds its viewer's view from the database and sends it, unless it
 has already sent that version, so one connection never receives an older state after a newer one.
 
+Each connection's frames are counted against the rate limit as they arrive and handled one at a time, in
+order, by the connection's worker task; group messages are handled meanwhile, and every send of a view checks
+the version last sent, so the two never send an older state after a newer one.
+
 Formats: `?format=json` sends the view as JSON; otherwise the view is rendered to HTML fragments
 (`tables/partials/live.html`, `tables/partials/lobby_rows.html`) whose top-level elements htmx swaps by id.
 Private tables are watched through their link: the page passes `?token=<private token>` on the websocket URL
@@ -43,6 +47,10 @@ LIVE_TEMPLATE = "tables/partials/live.html"
 LOBBY_TEMPLATE = "tables/partials/lobby_rows.html"
 #: WebSocket close code for a policy violation (RFC 6455).
 POLICY_VIOLATION = 1008
+#: WebSocket close code for a server error (RFC 6455).
+INTERNAL_ERROR = 1011
+#: Frames waiting for the worker beyond this many are refused as `rate_limited` (a second's worth).
+MAX_PENDING_FRAMES = 20
 #: Error code when the database cannot be reached: the action was not applied and may be retried.
 UNAVAILABLE = "unavailable"
 
@@ -91,6 +99,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.json_format = query.get("format") == "json"
         self.sent_version = -1
         self.flood = FloodGuard()
+        self.inbox: asyncio.Queue[str | bytes] = asyncio.Queue()
+        self.worker: asyncio.Task | None = None
         self.joined = False
         try:
             await database_sync_to_async(visible_table)(
@@ -107,8 +117,11 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.accept()
         await database_sync_to_async(self._note_presence)(True)
         await self.send_view(force=True)
+        self.worker = asyncio.create_task(self._work())
 
     async def disconnect(self, code):
+        if self.worker is not None:
+            self.worker.cancel()
         if not self.joined:
             return
         await self.channel_layer.group_discard(self.group, self.channel_name)
@@ -124,20 +137,35 @@ class TableConsumer(AsyncWebsocketConsumer):
             )
 
     async def receive(self, text_data=None, bytes_data=None):
+        """A frame arrives. It is counted here, on arrival (the limit is on what the client sends, however
+        slowly the server works through it), and handed to this connection's worker, which handles frames
+        one at a time in order."""
         verdict = self.flood.hit(time.monotonic())
         if verdict == FloodGuard.CLOSE:
             await self.close(code=POLICY_VIOLATION)
             return
-        if verdict == FloodGuard.LIMITED:
+        if verdict == FloodGuard.LIMITED or self.inbox.qsize() >= MAX_PENDING_FRAMES:
             await self.send_error(RATE_LIMITED, "Too many messages: at most 20 a second.")
             return
         if not self.user.is_authenticated:
             await self.send_error(NOT_AUTHENTICATED, "Log in to play; spectators can only watch.")
             return
+        self.inbox.put_nowait(text_data if text_data is not None else bytes_data)
+
+    async def _work(self) -> None:
+        while True:
+            frame = await self.inbox.get()
+            try:
+                await self.handle_frame(frame)
+            except Exception:
+                logger.exception("table %s: a frame could not be handled", self.table_id)
+                await self.close(code=INTERNAL_ERROR)
+                return
+
+    async def handle_frame(self, frame: str | bytes) -> None:
+        """Parse one frame, make its one service call, answer."""
         try:
-            action = parse_message(
-                text_data if text_data is not None else bytes_data, html=not self.json_format
-            )
+            action = parse_message(frame, html=not self.json_format)
         except ProtocolError as error:
             await self.send_error(error.code, error.message)
             return
