@@ -22,6 +22,8 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[2]
 DAPHNE = str(Path(sys.executable).with_name("daphne"))
 START_TIMEOUT = 30.0
+#: As scripts/run-cluster.sh starts Daphne: websocket messages over 16 KiB end the connection.
+DAPHNE_OPTIONS = ["--websocket-max-message-size", "16384"]
 
 
 def free_port() -> int:
@@ -82,7 +84,15 @@ class Server:
     def start(self) -> "Server":
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [DAPHNE, "-b", "127.0.0.1", "-p", str(self.port), "blackjack_site.asgi:application"],
+                [
+                    DAPHNE,
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    *DAPHNE_OPTIONS,
+                    "blackjack_site.asgi:application",
+                ],
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,
