@@ -13,6 +13,7 @@ latencies (to the acting client and to the other players). Runs stop growing onc
 import argparse
 import json
 import os
+import resource
 import secrets
 import signal
 import socket
@@ -129,8 +130,11 @@ def main() -> None:
                 for url in urls:
                     command += ["--url", url]
                 cpu_before = sum(cpu_seconds(server.pid) for server in servers)
+                children = resource.getrusage(resource.RUSAGE_CHILDREN)
                 subprocess.run(command, cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
                 server_cpu = sum(cpu_seconds(server.pid) for server in servers) - cpu_before
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                tester_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
                 result = json.loads(Path(out.name).read_text() or "null")
             if result is None:
                 print(f"{tables} tables: the load test failed", flush=True)
@@ -142,6 +146,7 @@ def main() -> None:
             # could serve at most.
             result["server_cpu_s"] = round(server_cpu, 2)
             result["server_cpu_ms_per_action"] = round(1000 * server_cpu / max(result["actions"], 1), 2)
+            result["load_tester_cpu_s"] = round(tester_cpu, 2)
             results.append(result)
             actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
             print(
@@ -151,7 +156,8 @@ def main() -> None:
                 f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
                 f"errors {result['unexpected_errors']} races {result['races']} "
                 f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | "
-                f"server CPU {result['server_cpu_ms_per_action']} ms/action | "
+                f"server CPU {result['server_cpu_ms_per_action']} ms/action, "
+                f"{result['server_cpu_s']} s (load tester {result['load_tester_cpu_s']} s) | "
                 f"load {result['load_average'][0]:.1f}",
                 flush=True,
             )
