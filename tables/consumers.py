@@ -136,6 +136,16 @@ class TableConsumer(AsyncWebsocketConsumer):
                 table_id=self.table_id, user=self.user, connected=connected, channel_name=self.channel_name
             )
 
+    async def dispatch(self, message):
+        if message["type"] == "websocket.receive":
+            # Counting and queueing a frame touches no database, so it skips the connection clean-up Channels
+            # runs before each handler: that waits its turn on the database thread, behind the worker's
+            # service call, and frames would be counted only as fast as the server works. (The worker's
+            # database calls clean up their connections themselves.)
+            await self.websocket_receive(message)
+            return
+        await super().dispatch(message)
+
     async def receive(self, text_data=None, bytes_data=None):
         """A frame arrives. It is counted here, on arrival (the limit is on what the client sends, however
         slowly the server works through it), and handed to this connection's worker, which handles frames

@@ -3,6 +3,7 @@ connect, who may act, refusals, stale versions, size cap, flooding, reconnecting
 
 import contextlib
 import json
+import time
 from collections import Counter
 from html.parser import HTMLParser
 
@@ -11,6 +12,7 @@ import pytest_asyncio
 from channels.db import database_sync_to_async
 
 from accounts.audit import audit_ledger
+from tables import services
 from tables.models import ChatMessage, Table
 from tests.tables.conftest import deal_cards
 from tests.tables.wsclient import CommunicatorClient, move, session_cookie
@@ -256,6 +258,21 @@ async def test_flooding_is_rate_limited_then_closed(table, alice, connect):
     for _ in range(60):
         await a.send("{}")
     assert await a.closed_with() == 1008
+
+
+async def test_a_flood_is_counted_on_arrival_even_when_the_server_is_slow(table, alice, connect, monkeypatch):
+    a = await connect(table, alice)
+    real_perform = services.perform
+
+    def slow_perform(**kwargs):
+        time.sleep(0.1)  # 21 frames take two seconds to work through: the client sent them at once
+        return real_perform(**kwargs)
+
+    monkeypatch.setattr(services, "perform", slow_perform)
+    for _ in range(21):
+        await a.send({"action": "leave", "v": a.version})
+    codes = Counter([(await a.error())["code"] for _ in range(21)])
+    assert codes == {"illegal_action": 20, "rate_limited": 1}  # not seated: each leave is refused
 
 
 async def test_reconnect_restores_the_view(table, alice, bob, connect, scripted_shoe):
