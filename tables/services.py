@@ -548,7 +548,7 @@ def _sit(change: _Change, user, action: dict[str, Any]) -> None:
     seat.sitting_out = False
     seat.ready = True
     seat.leaving_after_round = False
-    seat.client_seed = secrets.token_hex(16)
+    seat.client_seed = _new_client_seed()
     seat.disconnected_at = None
     change.lobby = True
     change.event(TableEvent.Kind.SEAT, f"{_name(user)} sits down at seat {number}.")
@@ -773,6 +773,11 @@ def _retire_shoe(change: _Change, shoe: Shoe) -> None:
     change.event(
         TableEvent.Kind.SHOE, f"Shoe retired; its server seed is now revealed ({shoe.server_seed[:16]}...)."
     )
+
+
+def _new_client_seed() -> str:
+    """A seat's contribution to the next shoe's client seed (combined over the seated players)."""
+    return secrets.token_hex(16)
 
 
 def _shoe_order(shoe: Shoe) -> list[str]:

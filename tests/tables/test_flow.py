@@ -218,10 +218,13 @@ def test_staff_limit_edits_apply_from_the_next_round(table, alice, act, balance,
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
-def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, bob, act, at):
-    """Two players play rounds with random legal decisions (and sometimes let the clock decide)."""
-    table = make_table(preset, seats=3)
+def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, bob, act, at, monkeypatch):
+    """Two players play rounds with random legal decisions (and sometimes let the clock decide). Seeded: the
+    shoes' server and client seeds come from the same generator, so a failure replays exactly."""
     rng = random.Random(f"flow-{preset}")
+    monkeypatch.setattr(services, "new_server_seed", lambda: f"{rng.getrandbits(256):064x}")
+    monkeypatch.setattr(services, "_new_client_seed", lambda: f"{rng.getrandbits(128):032x}")
+    table = make_table(preset, seats=3)
     players = {1: alice, 2: bob, 3: alice}
     for seat, user in players.items():
         act(table, user, "sit", seat=seat)
@@ -257,7 +260,7 @@ def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, 
                 if fresh(table).phase == Phase.SETTLED:
                     act(table, user, "ready")
         elif t.phase == Phase.INSURANCE:
-            seat = rng.choice([n for n in players if state.seats[n].offers])
+            seat = rng.choice([n for n in players if n in state.seats and state.seats[n].offers])
             name = state.seats[seat].offers[0]
             act(table, players[seat], name, seat=seat, accept=rng.random() < 0.5)
         else:

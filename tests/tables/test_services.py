@@ -98,8 +98,9 @@ def test_out_of_turn_and_other_seat_actions_are_refused_untouched(table, alice, 
     assert snapshot(table, alice, bob) == before
 
 
-def test_a_stale_or_repeated_action_is_refused_and_never_applied_twice(table, alice, act, balance):
+def test_a_stale_or_repeated_action_is_refused_and_never_applied_twice(table, alice, bob, act, balance):
     act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)  # betting stays open (no deal) while bob has not bet
     version = fresh(table).version
     services.perform(
         table_id=table.pk, user=alice, action={"action": "bet", "amount": 40}, expected_version=version
