@@ -85,8 +85,13 @@ def round_replay(request, round_id: int):
     if viewer is not None:
         entries = list(LedgerEntry.objects.filter(round_ref=rnd.pk, wallet__user_id=viewer.pk).order_by("id"))
         mistakes = list(Mistake.objects.filter(round_id=rnd.pk, user_id=viewer.pk).order_by("id"))
+    finished = Round.objects.filter(table_id=rnd.table_id, settled_at__isnull=False)
+    previous = finished.filter(number__lt=rnd.number).order_by("-number").values_list("pk", flat=True).first()
+    following = finished.filter(number__gt=rnd.number).order_by("number").values_list("pk", flat=True).first()
     shoe = rnd.shoe
     context = {
+        "previous_round": previous,
+        "next_round": following,
         "rnd": rnd,
         "table": rnd.table,
         "rules": RuleSet.from_dict(rnd.rules),

@@ -18,24 +18,31 @@ def play_round(act):
     from tables import services
     from tables.models import Phase, Seat, Table
 
+    clock = [timezone.now()]
+
+    def tick() -> None:
+        """Run the table clock one hour later than its last run: every deadline set so far is due."""
+        clock[0] = max(clock[0], timezone.now()) + timedelta(hours=1)
+        services.expire_due(now=clock[0])
+
     def play(table, bets, moves=()):
         for user, seat, _ in bets:
             if not Seat.objects.filter(table=table, number=seat, user=user).exists():
                 act(table, user, "sit", seat=seat)
-        current = Table.objects.get(pk=table.pk)
-        if current.phase == Phase.SETTLED:
-            for user in {user for user, _, _ in bets}:
-                act(table, user, "ready")
+        seated = Seat.objects.filter(table=table, user__isnull=False).select_related("user")
+        for seat in seated:  # the ready check: the next round opens once everyone seated is ready
+            if Table.objects.get(pk=table.pk).phase != Phase.SETTLED:
+                break
+            act(table, seat.user, "ready")
         for user, seat, amount in bets:
             act(table, user, "bet", amount=amount, seat=seat)
         for user, name, args in moves:
             act(table, user, name, **args)
-        for step in range(1, 30):
+        for _ in range(30):
             current = Table.objects.get(pk=table.pk)
             if current.current_round.settled_at is not None:
                 return current.current_round
-            # Each window's deadline is set from the previous expiry's time: move the clock on every time.
-            services.expire_due(now=timezone.now() + timedelta(hours=step))
+            tick()
         raise AssertionError("the round did not settle")
 
     return play

@@ -36,7 +36,7 @@ EXPECTED = {
     "history": 3,  # the tables played (filter), the count, the page
     "profile": 2 + 3,  # accounts' profile (wallet, entries) + stats, balance chart, costliest mistakes
     "public": 1 + 3,  # the player + stats, chart, mistakes
-    "replay": 5,  # round+table+shoe, players, action log, own ledger entries, own mistakes
+    "replay": 7,  # round+table+shoe, players, action log, previous and next round, own ledger and mistakes
 }
 
 

@@ -129,3 +129,13 @@ def test_a_private_tables_rounds_are_for_its_players(client, make_table, alice, 
 
 def test_public_rounds_can_be_watched_again_by_anyone(client, split_round):
     assert client.get(reverse("round_replay", args=[split_round.pk])).status_code == 200
+
+
+def test_the_page_links_the_rounds_before_and_after_at_the_table(client, table, alice, bob, play_round):
+    first = play_round(table, [(alice, 1, 10)])
+    second = play_round(table, [(alice, 1, 10), (bob, 2, 10)])
+    third = play_round(table, [(bob, 2, 10)])
+    login(client, alice)
+    page = client.get(reverse("round_replay", args=[second.pk])).content.decode()
+    assert f'href="{reverse("round_replay", args=[first.pk])}" rel="prev"' in page
+    assert f'href="{reverse("round_replay", args=[third.pk])}" rel="next"' in page
