@@ -288,8 +288,8 @@ def test_a_player_who_walks_away_never_blocks_the_table(table, alice, bob, act, 
             act(table, alice, "bet", amount=10)
         elif t.phase == Phase.PLAYING and t.current_round.state["turn"][0] == 1:
             act(table, alice, "stand")
-        elif t.phase == Phase.INSURANCE and "insurance" in t.current_round.state["seats"][0]["offers"]:
-            act(table, alice, "insurance", accept=False)
+        elif t.phase == Phase.INSURANCE and t.current_round.state["seats"][0]["offers"]:
+            act(table, alice, t.current_round.state["seats"][0]["offers"][0], accept=False)
         elif t.phase == Phase.SETTLED and not Seat.objects.get(table=table, number=1).ready:
             act(table, alice, "ready")
         else:
