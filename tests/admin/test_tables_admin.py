@@ -193,3 +193,16 @@ def test_tables_cannot_be_deleted_in_the_admin(admin_client, table):
     response = admin_client.post(reverse("admin:tables_table_delete", args=[table.pk]), {"post": "yes"})
     assert response.status_code == 403
     assert Table.objects.filter(pk=table.pk).exists()
+
+
+def test_a_refusal_by_the_service_is_shown_and_nothing_is_saved(admin_client, table, alice, monkeypatch):
+    # The form saw seat 6 free; a player sat there before the service locked the row.
+    def sit_first(**values):
+        Seat.objects.filter(table=table, number=6).update(user=alice)
+        return real(**values)
+
+    real = services.update_table
+    monkeypatch.setattr(services, "update_table", sit_first)
+    response = admin_client.post(change_url(table), settings_of(table, seats=5), follow=True)
+    assert "Not saved: Seat 6 is occupied" in response.text
+    assert Table.objects.get(pk=table.pk).seats == 7
