@@ -156,3 +156,33 @@ def test_an_estimate_for_rules_changed_since_is_not_stored():
     assert RulePreset.objects.get(pk=preset.pk).house_edge is None
     assert house_edge.store(preset_id=preset.pk, rules=RuleSet(decks=2), figures=figures)
     assert RulePreset.objects.get(pk=preset.pk).house_edge == 0.4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_saving_in_the_admin_returns_at_once_and_the_estimate_lands_later(
+    admin_client, settings, monkeypatch
+):
+    settings.HOUSE_EDGE_ROUNDS = 2_000
+    release = threading.Event()
+    real = house_edge._run_in_process
+
+    def held(rules, rounds, seconds):
+        assert release.wait(timeout=60)  # the simulation cannot start before the page has answered
+        return real(rules, rounds, seconds)
+
+    monkeypatch.setattr(house_edge, "_run_in_process", held)
+    response = admin_client.post(reverse("admin:tables_rulepreset_add"), form_data("Quick", decks=2))
+    assert response.status_code == 302
+    preset = RulePreset.objects.get(name="Quick")
+    assert preset.house_edge is None
+    assert "estimating…" in admin_client.get(reverse("admin:tables_rulepreset_changelist")).text
+
+    release.set()
+    [thread] = [thread for thread in threading.enumerate() if thread.name == f"house-edge-{preset.pk}"]
+    thread.join(timeout=120)
+    preset.refresh_from_db()
+    assert preset.house_edge_rounds == 2_000
+    assert preset.house_edge_stderr > 0
+    listing = admin_client.get(reverse("admin:tables_rulepreset_changelist")).text
+    assert f"({preset.house_edge_rounds:,} rounds)" in listing
+    assert "estimating…" not in listing
