@@ -64,7 +64,6 @@ def refresh_on_commit(preset_id: int) -> None:
     _presets().filter(pk=preset_id).update(
         house_edge=None, house_edge_stderr=None, house_edge_rounds=None, house_edge_updated_at=None
     )
-    cache.set(_CACHE_KEY.format(preset_id), True, timeout=int(max_seconds()) + 120)
     transaction.on_commit(lambda: start_refresh(preset_id))
 
 

@@ -54,8 +54,6 @@ def test_adding_a_preset_stores_the_rules_and_starts_an_estimate(
     expected = RuleSet(decks=2, dealer_hits_soft_17=True, surrender="none", charlie=5)
     assert preset.ruleset() == expected
     assert started == [preset.pk]
-    listing = admin_client.get(reverse("admin:tables_rulepreset_changelist"))
-    assert "estimating…" in listing.text
 
 
 @pytest.mark.django_db
@@ -186,3 +184,15 @@ def test_saving_in_the_admin_returns_at_once_and_the_estimate_lands_later(
     listing = admin_client.get(reverse("admin:tables_rulepreset_changelist")).text
     assert f"({preset.house_edge_rounds:,} rounds)" in listing
     assert "estimating…" not in listing
+
+
+@pytest.mark.django_db
+def test_staff_can_ask_for_a_fresh_estimate(admin_client, started, django_capture_on_commit_callbacks):
+    preset = RulePreset.objects.create(name="Seeded", rules=RuleSet().to_dict())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            reverse("admin:tables_rulepreset_changelist"),
+            {"action": "estimate_again", "_selected_action": [preset.pk]},
+        )
+    assert response.status_code == 302
+    assert started == [preset.pk]
