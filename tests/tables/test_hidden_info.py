@@ -244,8 +244,8 @@ def as_form(message: dict) -> dict:
     return {**form, "HEADERS": {"HX-Request": "true"}}
 
 
-@pytest.fixture
-def persistent_connections():
+@pytest_asyncio.fixture
+async def persistent_connections():
     """Keep database connections open between messages for this long test, as `CONN_MAX_AGE=None` would:
     reopening SQLite costs several milliseconds per message here and changes nothing that is checked. (The
     connection settings dict is shared by every thread's connection.)"""
@@ -254,6 +254,8 @@ def persistent_connections():
     settings_dict["CONN_MAX_AGE"] = None
     yield
     settings_dict["CONN_MAX_AGE"] = before
+    # The database thread's connection would stay open: PostgreSQL could not drop the test database.
+    await database_sync_to_async(connections.close_all)()
 
 
 @pytest_asyncio.fixture
