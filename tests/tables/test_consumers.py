@@ -5,7 +5,6 @@ import contextlib
 import json
 import time
 from collections import Counter
-from html.parser import HTMLParser
 
 import pytest
 import pytest_asyncio
@@ -15,7 +14,7 @@ from accounts.audit import audit_ledger
 from tables import services
 from tables.models import ChatMessage, Table
 from tests.tables.conftest import deal_cards
-from tests.tables.wsclient import CommunicatorClient, move, session_cookie
+from tests.tables.wsclient import CommunicatorClient, assert_oob_fragment, move, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -297,54 +296,6 @@ async def test_reconnect_restores_the_view(table, alice, bob, connect, scripted_
 
 
 # --- the HTML format -------------------------------------------------------------------------------------
-
-
-class TopLevel(HTMLParser):
-    """Collects the attributes of every top-level element of a fragment."""
-
-    VOID = {"input", "img", "br", "hr", "meta", "link", "source", "wbr", "area", "col", "embed", "track"}
-
-    def __init__(self):
-        super().__init__()
-        self.depth = 0
-        self.top: list[tuple[str, dict]] = []
-        self.stray_text = ""
-
-    def handle_starttag(self, tag, attrs):
-        if self.depth == 0:
-            self.top.append((tag, dict(attrs)))
-        if tag not in self.VOID:
-            self.depth += 1
-
-    def handle_startendtag(self, tag, attrs):
-        if self.depth == 0:
-            self.top.append((tag, dict(attrs)))
-
-    def handle_endtag(self, tag):
-        if tag not in self.VOID:
-            self.depth -= 1
-
-    def handle_data(self, data):
-        if self.depth == 0:
-            self.stray_text += data.strip()
-
-
-def top_level(fragment: str) -> list[tuple[str, dict]]:
-    parser = TopLevel()
-    parser.feed(fragment)
-    parser.close()
-    assert parser.depth == 0, "unbalanced fragment"
-    assert parser.stray_text == "", f"text outside any element: {parser.stray_text[:80]!r}"
-    return parser.top
-
-
-def assert_oob_fragment(fragment: str) -> list[str]:
-    elements = top_level(fragment)
-    assert elements, "empty message"
-    for tag, attrs in elements:
-        assert attrs.get("id"), f"<{tag}> without an id"
-        assert "hx-swap-oob" in attrs, f"<{tag} id={attrs['id']}> without hx-swap-oob"
-    return [attrs["id"] for _, attrs in elements]
 
 
 async def test_html_messages_are_out_of_band_fragments(table, alice, bob, connect, scripted_shoe):

@@ -6,6 +6,7 @@ Not a test module: `test_consumers*.py`, `test_hidden_info.py` and `test_daphne_
 
 import asyncio
 import json
+from html.parser import HTMLParser
 from typing import Any
 
 from channels.testing import WebsocketCommunicator
@@ -215,3 +216,51 @@ class SocketClient(ProtocolClient):
 
     async def _receive_text(self, timeout: float) -> str:
         return await asyncio.wait_for(self.socket.recv(), timeout)
+
+
+class TopLevel(HTMLParser):
+    """Collects the attributes of every top-level element of a fragment."""
+
+    VOID = {"input", "img", "br", "hr", "meta", "link", "source", "wbr", "area", "col", "embed", "track"}
+
+    def __init__(self):
+        super().__init__()
+        self.depth = 0
+        self.top: list[tuple[str, dict]] = []
+        self.stray_text = ""
+
+    def handle_starttag(self, tag, attrs):
+        if self.depth == 0:
+            self.top.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.depth += 1
+
+    def handle_startendtag(self, tag, attrs):
+        if self.depth == 0:
+            self.top.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth == 0:
+            self.stray_text += data.strip()
+
+
+def top_level(fragment: str) -> list[tuple[str, dict]]:
+    parser = TopLevel()
+    parser.feed(fragment)
+    parser.close()
+    assert parser.depth == 0, "unbalanced fragment"
+    assert parser.stray_text == "", f"text outside any element: {parser.stray_text[:80]!r}"
+    return parser.top
+
+
+def assert_oob_fragment(fragment: str) -> list[str]:
+    elements = top_level(fragment)
+    assert elements, "empty message"
+    for tag, attrs in elements:
+        assert attrs.get("id"), f"<{tag}> without an id"
+        assert "hx-swap-oob" in attrs, f"<{tag} id={attrs['id']}> without hx-swap-oob"
+    return [attrs["id"] for _, attrs in elements]
