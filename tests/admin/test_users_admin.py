@@ -69,6 +69,9 @@ def test_a_table_manager_edits_tables_and_presets_but_not_money_or_users(manager
     assert manager_client.get(reverse("admin:tables_table_change", args=[table.pk])).status_code == 200
     assert manager_client.get(reverse("admin:tables_rulepreset_add")).status_code == 200
     assert manager_client.get(reverse("admin:tables_round_changelist")).status_code == 200
+    close = {"action": "close_tables", "_selected_action": [table.pk]}
+    assert manager_client.post(reverse("admin:tables_table_changelist"), close).status_code == 302
+    assert not Table.objects.get(pk=table.pk).is_open
 
     assert manager_client.get(USERS).status_code == 403
     assert manager_client.get(reverse("admin:accounts_user_change", args=[alice.pk])).status_code == 403
