@@ -203,3 +203,13 @@ LOGGING = {
 STARTING_CHIPS = 10_000
 DAILY_GRANT_FLOOR = 1_000
 DAILY_GRANT_INTERVAL_HOURS = 24
+
+# Table limits: the site-wide ceiling of any table's maximum bet, and the default bounds for tables that
+# players open themselves (staff override the latter in the admin's "Open table bounds").
+TABLE_MAX_BET_CAP = env_int("TABLE_MAX_BET_CAP", 100_000)
+TABLES_OPEN_MIN_BET = env_int("TABLES_OPEN_MIN_BET", 1)
+TABLES_OPEN_MAX_BET = env_int("TABLES_OPEN_MAX_BET", 10_000)
+
+# House-edge estimates of rule presets (simulated in the background when staff change the rules).
+HOUSE_EDGE_ROUNDS = env_int("HOUSE_EDGE_ROUNDS", 300_000)
+HOUSE_EDGE_MAX_SECONDS = env_int("HOUSE_EDGE_MAX_SECONDS", 180)
