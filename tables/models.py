@@ -108,6 +108,11 @@ class Table(models.Model):
     version = models.PositiveBigIntegerField(default=0, editable=False)
     phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.WAITING, editable=False)
     deadline = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
+    # The decision window (a phase: betting, insurance, ...) began at `window_version`; `window_actors` maps a
+    # user id to the version their last action in this window produced. Players deciding at the same time may
+    # send a version that only *others* made stale (see services.version_accepted).
+    window_version = models.PositiveBigIntegerField(default=0, editable=False)
+    window_actors = models.JSONField(default=dict, editable=False)
     current_round = models.ForeignKey(
         "Round", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
     )

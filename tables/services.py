@@ -64,6 +64,7 @@ OPEN_TABLE_MAX_BET = getattr(settings, "TABLES_OPEN_MAX_BET", 10_000)
 
 ROUND_ACTIONS = ("bet", "insurance", "even_money", "hit", "stand", "double", "split", "surrender")
 PLAY_ACTIONS = ("hit", "stand", "double", "split", "surrender")
+WINDOW_ACTIONS = ("sit", "leave", "bet", "ready", "insurance", "even_money")
 _ANSWERS = ("insurance", "even_money")
 
 
@@ -102,17 +103,36 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     try:
         with transaction.atomic():
             change = _Change.begin(table_id)
-            if expected_version != change.table.version:
+            if not version_accepted(change.table, user, name, expected_version):
                 raise ActionRefused(
                     "stale_version", f"The table has changed (version {change.table.version}); try again."
                 )
             handler(change, user, action)
+            change.actor = user.pk
             return change.finish()
     except RoundBroken as broken:
         void_round(round_id=broken.round_id, reason=broken.reason)
         raise ActionRefused(
             "illegal_action", "The round could not be continued and was voided; every stake was refunded."
         ) from None
+
+
+def version_accepted(table: Table, user, name: str, expected_version) -> bool:
+    """Is an action sent against `expected_version` still safe to apply?
+
+    Turn actions (hit, stand, ...) need the current version: they depend on everything on the table.
+    The decisions players make side by side in one window (sit, leave, bet, ready, insurance, even money)
+    may carry a version that only other players' actions in the same window made stale, so simultaneous
+    bets are not refused; a repeat of the player's own action (a double click, a retry) still is, because
+    the player has acted since that version."""
+    if type(expected_version) is not int:
+        return False
+    if expected_version == table.version:
+        return True
+    if name not in WINDOW_ACTIONS or not table.window_version <= expected_version < table.version:
+        return False
+    acted_at = table.window_actors.get(str(user.pk))
+    return acted_at is None or acted_at <= expected_version
 
 
 def expire_due(*, now: datetime | None = None) -> int:
@@ -418,8 +438,10 @@ class _Change:
         self._events: list[TableEvent] = []
         self._next_seq: int | None = None
         self._start_phase = table.phase
+        self._start_round_id = table.current_round_id
         self._seats_before = {number: _seat_fields(seat) for number, seat in seats.items()}
         self._finished_round_id: int | None = None  # the round loaded already over: nothing to write back
+        self.actor: int | None = None  # the user whose action this change applies (None: clock, presence)
 
     @classmethod
     def begin(cls, table_id: int, *, load_round: bool = True, now: datetime | None = None) -> "_Change":
@@ -489,6 +511,10 @@ class _Change:
         table = self.table
         self.save_round()
         table.version += 1
+        if table.phase != self._start_phase or table.current_round_id != self._start_round_id:
+            table.window_version, table.window_actors = table.version, {}
+        if self.actor is not None:
+            table.window_actors[str(self.actor)] = table.version
         table.save()
         for number, seat in self.seats.items():
             if _seat_fields(seat) != self._seats_before.get(number):

@@ -13,7 +13,8 @@ from django.utils import timezone
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
 from tables import services
-from tables.models import ActionLog, Table
+from tables.models import Table
+from tests.tables.conftest import deal_cards
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +42,7 @@ def run_together(*calls):
 
 
 @pytest.mark.parametrize("attempt", range(5))
-def test_two_actions_with_the_same_version_apply_once(table, alice, bob, act, balance, attempt):
+def test_two_players_betting_at_the_same_moment_both_bet_once(table, alice, bob, act, balance, attempt):
     act(table, alice, "sit", seat=1)
     act(table, bob, "sit", seat=2)
     version = Table.objects.get(pk=table.pk).version
@@ -52,14 +53,33 @@ def test_two_actions_with_the_same_version_apply_once(table, alice, bob, act, ba
         )
 
     outcomes = run_together(bet(alice, 100), bet(bob, 200))
+    assert [kind for kind, _ in outcomes] == ["ok", "ok"], outcomes
+    assert sorted(value for _, value in outcomes) == [version + 1, version + 2]  # one after the other
+    assert (balance(alice), balance(bob)) == (9_900, 9_800)
+    assert LedgerEntry.objects.filter(kind="bet").count() == 4  # two movements: player row + house row each
+    assert audit_ledger().ok
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_the_same_turn_action_from_two_tabs_applies_once(table, alice, act, balance, scripted_shoe, attempt):
+    scripted_shoe(table, deal_cards(["6s", "5h"], dealer=["9c", "7d"], then=["Td"]))  # 11 against a 9
+    act(table, alice, "sit", seat=1)
+    act(table, alice, "bet", seat=1, amount=100)
+    table.refresh_from_db()
+    assert table.phase == "playing"
+    version = table.version
+
+    def double():
+        return services.perform(
+            table_id=table.pk, user=alice, action={"action": "double", "seat": 1}, expected_version=version
+        )
+
+    outcomes = run_together(double, double)
     kinds = sorted(kind for kind, _ in outcomes)
     assert kinds == ["error", "ok"], outcomes
     error = next(value for kind, value in outcomes if kind == "error")
-    assert isinstance(error, services.ActionRefused)
     assert error.code == "stale_version"
-    assert Table.objects.get(pk=table.pk).version == version + 1
-    assert ActionLog.objects.filter(table=table).count() == 1
-    assert LedgerEntry.objects.filter(kind="bet").count() == 2  # one movement: player row + house row
+    assert LedgerEntry.objects.filter(kind="bet", wallet__user=alice).count() == 2  # the bet and one double
     assert audit_ledger().ok
 
 
