@@ -372,7 +372,7 @@ async def test_no_payload_reveals_hidden_information(preset, share, make_table, 
         bot, move = moves[0]
         message = {**move, "v": truth.version}
         sender = bot.html if bot.html is not None and rng.random() < 0.5 else bot.json
-        await sender.send(as_form(message) if sender is bot.html else message)
+        await sender.send(as_form(message) if sender is bot.html else message, paced=True)
         truth = await scanner.settle(truth.version + 1)
         if bots[0].json.state["table"]["phase"] == "settled":
             round_ids.add(bots[0].json.state["table"]["round_id"])

@@ -6,12 +6,16 @@ Not a test module: `test_consumers*.py`, `test_hidden_info.py` and `test_daphne_
 
 import asyncio
 import json
+import time
+from collections import deque
 from html.parser import HTMLParser
 from typing import Any
 
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
+#: The server's limit: at most this many messages in any second (tables.consumers.FloodGuard).
+RATE_LIMIT = 20
 ORIGIN_HEADERS = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
 TIMEOUT = 5
 
@@ -34,6 +38,7 @@ class ProtocolClient:
         self.payloads: list[str] = []
         self.state: dict[str, Any] | None = None
         self.pending: list[dict[str, Any]] = []
+        self.sent_at: deque[float] = deque(maxlen=RATE_LIMIT)
 
     async def _send_text(self, text: str) -> None:
         raise NotImplementedError
@@ -46,12 +51,19 @@ class ProtocolClient:
         assert self.state is not None, f"{self.name} has no state yet"
         return self.state["v"]
 
-    async def send(self, message: dict[str, Any] | str) -> None:
+    async def send(self, message: dict[str, Any] | str, *, paced: bool = False) -> None:
+        """Send a frame; `paced` first waits if needed to stay within the server's rate limit, as a polite
+        client does (a bot answering a fast server would otherwise exceed it)."""
+        if paced and len(self.sent_at) == RATE_LIMIT:
+            wait = self.sent_at[0] + 1.05 - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+        self.sent_at.append(time.monotonic())
         await self._send_text(message if isinstance(message, str) else json.dumps(message))
 
     async def act(self, action: str, **args) -> None:
-        """Send an action with the version of the last state received."""
-        await self.send({"action": action, **args, "v": self.version})
+        """Send an action with the version of the last state received (paced)."""
+        await self.send({"action": action, **args, "v": self.version}, paced=True)
 
     async def receive(self, timeout: float = TIMEOUT) -> dict[str, Any] | str:
         """The next message (parsed JSON in JSON format, the HTML text otherwise)."""
