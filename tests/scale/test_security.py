@@ -16,6 +16,7 @@ from tables.models import RulePreset, Table
 from tests.tables.wsclient import CommunicatorClient, session_cookie
 
 PAYLOAD = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
+NAME_PAYLOAD = "<script>alert(1)</script>"  # display names hold at most 40 characters
 PASSWORD = "Correct-horse-battery-9"
 
 
@@ -150,7 +151,7 @@ def test_every_post_without_a_csrf_token_is_refused(player, table):
 async def test_chat_and_names_cannot_inject_html(table, player):
     def setup():
         # A name that skipped validation (set in the database directly) must still be shown as text.
-        get_user_model().objects.filter(pk=player.pk).update(display_name=PAYLOAD)
+        get_user_model().objects.filter(pk=player.pk).update(display_name=NAME_PAYLOAD)
         services.post_chat(table_id=table.pk, user=player, text=PAYLOAD)
         version = Table.objects.get(pk=table.pk).version
         services.perform(
