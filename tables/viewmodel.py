@@ -122,14 +122,18 @@ def _build_shared(table_id: int) -> _Shared:
     state = _engine_state(round_)
     seat_rows = {seat.number: seat for seat in Seat.objects.filter(table=table).select_related("user")}
     connected = set(Presence.objects.filter(table=table).values_list("user_id", flat=True))
-    rules = RuleSet.from_dict(round_.rules) if round_ is not None else table.ruleset()
+    # A round under way plays by the rules and limits it opened with (staff edits apply from the next round).
+    live_round = round_ if round_ is not None and not round_.is_over else None
+    rules = RuleSet.from_dict(live_round.rules) if live_round is not None else table.ruleset()
+    limits = live_round if live_round is not None else table
+    min_bet, max_bet = limits.min_bet, limits.max_bet
     turn = state.turn if state is not None and table.phase == Phase.PLAYING else None
     chat = recent_chat(table_id=table.pk)
     view_table = {
         "id": table.pk,
         "name": table.name,
-        "min_bet": table.min_bet,
-        "max_bet": table.max_bet,
+        "min_bet": min_bet,
+        "max_bet": max_bet,
         "phase": table.phase,
         "deadline": _iso(table.deadline),
         "deadline_seconds": table.deadline_seconds,
