@@ -86,6 +86,8 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+            # Keep connections: each websocket message runs in a worker thread that would reconnect.
+            "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
             "OPTIONS": {
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
