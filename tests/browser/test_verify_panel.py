@@ -63,7 +63,7 @@ def test_the_replay_steps_forward_and_back(page, live_site):
     page.goto(f"/rounds/{rnd.pk}/")
     position = page.locator(".replay-position")
     total = page.locator(".replay-step").count()
-    assert total >= 4  # bets open, the bet, the deal, the rest
+    assert total >= 3  # bets open, the bet, the deal (a blackjack can end the round there)
     expect(position).to_have_text(f"Step 1 of {total}")
     expect(page.locator(".replay-step").nth(0)).to_be_visible()
     expect(page.locator(".replay-step").nth(1)).to_be_hidden()
