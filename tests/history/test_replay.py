@@ -106,8 +106,9 @@ def test_a_shoe_in_play_reveals_neither_its_seed_nor_undealt_cards(client, split
     assert shown == rnd.shoe.position - rnd.start_position
 
 
-def test_a_round_still_being_played_is_not_shown(client, table, alice, act):
+def test_a_round_still_being_played_is_not_shown(client, table, alice, bob, act):
     act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)  # bob has not bet yet: the round stays open
     act(table, alice, "bet", amount=10)
     rnd = Table.objects.get(pk=table.pk).current_round
     assert rnd.settled_at is None
