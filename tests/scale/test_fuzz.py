@@ -128,9 +128,22 @@ out_of_turn = st.sampled_from(OTHER_ACTIONS).map(
     )
 )
 sit_taken = st.just((_json(lambda v: {"action": "sit", "seat": 1, "v": v}), {"seat_taken"}))
-# A version other than the current one: stale (or ahead), or negative (a bad message).
-stale = st.one_of(st.integers(min_value=-50, max_value=-1), st.integers(min_value=1, max_value=2**62)).map(
-    lambda k: (_json(lambda v: {"action": "bet", "amount": 50, "v": v + k}), {"stale_version", "bad_message"})
+# Versions the server must refuse as stale: any other version for a turn action (it needs the current state),
+# a version from the future for a bet (bets in one window may carry a version only others made stale, so an
+# older bet is not hostile). Negative versions are bad messages.
+_other_version = st.one_of(
+    st.integers(min_value=-50, max_value=-1), st.integers(min_value=1, max_value=2**62)
+)
+stale = st.one_of(
+    st.tuples(st.sampled_from(["hit", "stand", "double"]), _other_version).map(
+        lambda pair: (
+            _json(lambda v: {"action": pair[0], "v": v + pair[1]}),
+            {"stale_version", "bad_message"},
+        )
+    ),
+    st.integers(min_value=1, max_value=2**62).map(
+        lambda k: (_json(lambda v: {"action": "bet", "amount": 50, "v": v + k}), {"stale_version"})
+    ),
 )
 oversized = st.integers(min_value=MAX_FRAME_BYTES + 1, max_value=3 * MAX_FRAME_BYTES).map(
     lambda n: (_json(lambda v: {"action": "bet", "amount": 50, "v": v, "pad": "x" * n}), {"bad_message"})
