@@ -8,7 +8,7 @@ import datetime
 from dataclasses import dataclass
 
 WIDTH, HEIGHT = 600, 220
-PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 64, 12, 12, 28
+PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 84, 12, 14, 34
 
 
 @dataclass
