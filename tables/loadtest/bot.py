@@ -4,13 +4,14 @@
 keeps at most one action in flight, times every action and reconnects when the server goes away.
 
 Taking turns without a turn order: bets, ready checks and insurance answers are open to every seat at once,
-and every action carries the version it was made against, so five bots answering the same state at once
-would all but one lose the race (`stale_version`). With `ordered` (the default) a bot waits until every seat
-below its own is taken (to sit), and every occupied seat below its own has bet (or is ready): the answers
-follow one another, each as soon as the previous one is seen. Sitting down would still lose every race against
-a player who acts on every new state, so all bots take their seats first (`playing` not yet set) and only then
-start to play. Insurance answers still race (the view does not
-show who has answered); a lost race is retried on the fresh state the server sends with the refusal.
+and every action carries the version it was made against. The server accepts such a decision even when only
+other players' decisions in the same window made its version stale, but sitting down, repeats and anything
+crossing a phase change still race (`stale_version`). With `ordered` (the default) a bot waits until every
+seat below its own is taken (to sit), and every occupied seat below its own has bet (or is ready): the answers
+follow one another, each as soon as the previous one is seen, and races are rare. Without it (`--eager`) every
+bot answers at once: more throughput, and more refusals that are retried. Sitting down would lose every race
+against a player who acts on every new state, so all bots take their seats first (`playing` not yet set) and
+only then start to play. A lost race is retried on the fresh state the server sends with the refusal.
 """
 
 import asyncio
