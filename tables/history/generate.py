@@ -20,7 +20,6 @@ balance chains continue from their current balance.
 import datetime
 import random
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -28,9 +27,7 @@ from types import SimpleNamespace
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
-from django.core.management.color import no_style
 from django.db import connection, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from accounts.avatars import AVATAR_CHOICES
@@ -42,6 +39,7 @@ from tables.engine.round import allowed_actions, apply_in_place, new_round
 from tables.engine.rules import PRESETS
 from tables.engine.shoe import combine_client_seeds, cut_card_index, seed_hash, shuffled_shoe
 from tables.engine.strategy import PLAYING_ACTIONS, basic_strategy
+from tables.history.bulk import COLUMNS, Ledger, Writer, next_id, reset_sequences
 from tables.history.coach import judge
 from tables.history.recording import add_to_stats, period_starts, player_round_fields
 from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
@@ -49,75 +47,6 @@ from tables.history.replay import state_for_storage
 from tables.models import ActionLog, Phase, Round, RulePreset, Shoe, Table
 
 BATCH_ROUNDS = 5_000
-COLUMNS = {
-    Round: (
-        "id", "table_id", "number", "shoe_id", "start_position", "seats", "state", "rules", "min_bet",
-        "max_bet", "phase", "version", "deadline", "started_at", "settled_at", "voided", "results",
-    ),
-    ActionLog: (
-        "id", "round_id", "table_id", "seq", "user_id", "seat", "action", "version_after", "created_at",
-    ),
-    LedgerEntry: (
-        "id", "wallet_id", "transfer", "kind", "amount", "balance_after", "created_at", "round_ref",
-        "table_ref", "memo", "created_by_id",
-    ),
-    PlayerRound: (
-        "round_id", "user_id", "table_id", "settled_at", "seats", "stake", "returned", "net", "result",
-        "hands", "wins", "pushes", "losses", "blackjacks", "doubles_won", "splits_won", "summary",
-        "decisions", "deviations", "ev_cost",
-    ),
-    Mistake: (
-        "user_id", "round_id", "settled_at", "seat", "hand", "cards", "dealer_up", "action", "best", "bet",
-        "ev_cost",
-    ),
-    PeriodStats: ("user_id", "period", "start", "rounds", "hands", "net"),
-}  # fmt: skip
-JSON_COLUMNS = {
-    Round: {"seats", "state", "rules", "results"},
-    ActionLog: {"action"},
-    PlayerRound: {"seats"},
-}
-
-
-class Writer:
-    """Buffers rows per model and writes them with COPY (PostgreSQL) or bulk_create (anything else)."""
-
-    def __init__(self) -> None:
-        self.rows: dict[type, list[tuple]] = {model: [] for model in COLUMNS}
-        self.copy = connection.vendor == "postgresql"
-        self.written: dict[str, int] = {}
-
-    def add(self, model, row: tuple) -> None:
-        self.rows[model].append(row)
-
-    def flush(self) -> None:
-        for model, rows in self.rows.items():
-            if rows:
-                self._write(model, rows)
-                self.written[model.__name__] = self.written.get(model.__name__, 0) + len(rows)
-                rows.clear()
-
-    def _write(self, model, rows: list[tuple]) -> None:
-        names = COLUMNS[model]
-        if not self.copy:
-            model.objects.bulk_create(
-                [model(**dict(zip(names, row, strict=True))) for row in rows], batch_size=500
-            )
-            return
-        from psycopg.types.json import Jsonb
-
-        fields = [model._meta.get_field(name.removesuffix("_id") if name != "id" else name) for name in names]
-        columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-        json_at = [i for i, name in enumerate(names) if name in JSON_COLUMNS.get(model, ())]
-        with connection.cursor() as cursor:
-            statement = f"COPY {connection.ops.quote_name(model._meta.db_table)} ({columns}) FROM STDIN"
-            with cursor.cursor.copy(statement) as copy:
-                for row in rows:
-                    if json_at:
-                        row = list(row)
-                        for i in json_at:
-                            row[i] = Jsonb(row[i])
-                    copy.write_row(row)
 
 
 @dataclass
@@ -134,43 +63,6 @@ class Player:
 class OpenShoe:
     row: Shoe
     order: tuple[str, ...]
-
-
-class Ledger:
-    """Double-entry rows with running balances, exactly as `accounts.services` chains them."""
-
-    def __init__(self, writer: Writer, next_id: int, house: Wallet, issuer: Wallet) -> None:
-        self.writer = writer
-        self.next_id = next_id
-        self.house = house
-        self.issuer = issuer
-
-    def move(
-        self,
-        player: Player,
-        delta: int,
-        system: Wallet,
-        kind: str,
-        at,
-        memo: str,
-        round_id=None,
-        table_id=None,
-    ):
-        player.balance += delta
-        system.balance -= delta
-        transfer = uuid.uuid4()
-        common = (at, round_id, table_id, memo, None)
-        self.writer.add(
-            LedgerEntry, (self.next_id, player.wallet_id, transfer, kind, delta, player.balance, *common)
-        )
-        self.writer.add(
-            LedgerEntry, (self.next_id + 1, system.pk, transfer, kind, -delta, system.balance, *common)
-        )
-        self.next_id += 2
-
-
-def _next_id(model) -> int:
-    return (model.objects.aggregate(top=Max("pk"))["top"] or 0) + 1
 
 
 def generate(
@@ -192,7 +84,7 @@ def generate(
     with transaction.atomic():
         house = Wallet.objects.select_for_update().get(kind=Wallet.Kind.HOUSE)
         issuer = Wallet.objects.select_for_update().get(kind=Wallet.Kind.ISSUER)
-        ledger = Ledger(writer, _next_id(LedgerEntry), house, issuer)
+        ledger = Ledger(writer, next_id(LedgerEntry), house, issuer)
         players = _create_players(users, rng, begin, ledger)
         say(f"{len(players)} players created")
         table_rows = _create_tables(tables or max(3, min(200, users // 200)), rng, begin)
@@ -217,7 +109,7 @@ def generate(
         house.save(update_fields=["balance"])
         issuer.save(update_fields=["balance"])
         _suspend_a_few(players, rng)
-        _reset_sequences()
+        reset_sequences([get_user_model(), Wallet, LedgerEntry, Shoe, Round, ActionLog])
     if connection.vendor == "postgresql":
         say("analyzing the tables (planner statistics for the new rows)")
         with connection.cursor() as cursor:
@@ -232,8 +124,8 @@ def generate(
 
 def _create_players(count: int, rng: random.Random, begin, ledger: Ledger) -> list[Player]:
     user_model = get_user_model()
-    first_user = _next_id(user_model)
-    first_wallet = _next_id(Wallet)
+    first_user = next_id(user_model)
+    first_wallet = next_id(Wallet)
     avatars = [value for value, _ in AVATAR_CHOICES]
     password = make_password(None)  # unusable: generated players cannot log in
     users = [
@@ -300,9 +192,9 @@ class _Play:
         self.periods = periods
         self.shoes: dict[int, OpenShoe] = {}
         self.retired: list[Shoe] = []
-        self.next_shoe = _next_id(Shoe)
-        self.next_round = _next_id(Round)
-        self.next_log = _next_id(ActionLog)
+        self.next_shoe = next_id(Shoe)
+        self.next_round = next_id(Round)
+        self.next_log = next_id(ActionLog)
         self.numbers = {t.pk: 0 for t in tables}
         self.versions = {t.pk: t.version for t in tables}
         self.rules = {t.pk: t.ruleset() for t in tables}
@@ -517,10 +409,3 @@ def _suspend_a_few(players: list[Player], rng: random.Random) -> None:
     """A handful of accounts are suspended, as on a live site: they drop off the leaderboards."""
     chosen = [p.id for p in rng.sample(players, max(1, len(players) // 200))]
     get_user_model().objects.filter(pk__in=chosen).update(suspended=True)
-
-
-def _reset_sequences() -> None:
-    models = [get_user_model(), Wallet, LedgerEntry, Shoe, Round, ActionLog]
-    with connection.cursor() as cursor:
-        for statement in connection.ops.sequence_reset_sql(no_style(), models):
-            cursor.execute(statement)
