@@ -11,6 +11,7 @@ the input. Every result has the keys `action` and `v` plus, per action:
 | `bet` | `amount` (int 1..10**12), `seat` (int 1-7 or None) |
 | `insurance`, `even_money` | `accept` (bool), `seat` (int 1-7 or None: every seat of yours with the offer) |
 | `hit`, `stand`, `double`, `split`, `surrender` | `seat` (int 1-7 or None), `hand` (int 0-3 or None) |
+| `surrender` | also `accept` (bool or None): answers early surrender in the insurance window |
 | `chat` | `text` (str, stripped, 1-300 characters) |
 
 Two formats share the same fields. JSON clients (`?format=json`) must send real JSON types: a string where an
@@ -204,5 +205,7 @@ _FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
     "insurance": {"accept": (_accept, True), "seat": (_seat, False)},
     "even_money": {"accept": (_accept, True), "seat": (_seat, False)},
     **dict.fromkeys(PLAY_ACTIONS, _PLAY_FIELDS),
+    # Early surrender is offered in the insurance window and answered yes or no, like insurance.
+    "surrender": {**_PLAY_FIELDS, "accept": (_accept, False)},
     "chat": {"text": (_text, True)},
 }

@@ -121,15 +121,17 @@ def version_accepted(table: Table, user, name: str, expected_version) -> bool:
     """Is an action sent against `expected_version` still safe to apply?
 
     Turn actions (hit, stand, ...) need the current version: they depend on everything on the table.
-    The decisions players make side by side in one window (sit, leave, bet, ready, insurance, even money)
-    may carry a version that only other players' actions in the same window made stale, so simultaneous
-    bets are not refused; a repeat of the player's own action (a double click, a retry) still is, because
-    the player has acted since that version."""
+    The decisions players make side by side in one window (sit, leave, bet, ready, insurance, even money,
+    early surrender) may carry a version that only other players' actions in the same window made stale,
+    so simultaneous bets are not refused; a repeat of the player's own action (a double click, a retry)
+    still is, because the player has acted since that version."""
     if type(expected_version) is not int:
         return False
     if expected_version == table.version:
         return True
-    if name not in WINDOW_ACTIONS or not table.window_version <= expected_version < table.version:
+    early_surrender = name == "surrender" and table.phase == Phase.INSURANCE
+    in_window = table.window_version <= expected_version < table.version
+    if not (name in WINDOW_ACTIONS or early_surrender) or not in_window:
         return False
     acted_at = table.window_actors.get(str(user.pk))
     return acted_at is None or acted_at <= expected_version
@@ -979,6 +981,8 @@ def _play(change: _Change, user, action: dict[str, Any]) -> None:
         return
     if change.table.phase != Phase.PLAYING or not change.in_round:
         raise ActionRefused("illegal_action", f"You cannot {name} now.")
+    if action.get("accept") is False:
+        raise ActionRefused("illegal_action", "There is no early surrender offer to decline now.")
     number = action.get("seat")
     turn = change.state.turn
     if number is None:

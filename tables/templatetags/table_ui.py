@@ -236,7 +236,15 @@ def deck_cards(decks) -> int:
 
 
 #: The stable forms of the table page that send over the websocket (each gets its `v` from #table-status).
-WS_FORMS = ("form-sit", "form-bet", "form-play", "form-insurance", "form-even-money", "form-chat")
+WS_FORMS = (
+    "form-sit",
+    "form-bet",
+    "form-play",
+    "form-insurance",
+    "form-even-money",
+    "form-early-surrender",
+    "form-chat",
+)
 #: Playing buttons: protocol action, keyboard shortcut, label.
 PLAY_BUTTONS = (
     ("hit", "h", "Hit"),

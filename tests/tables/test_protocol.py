@@ -46,7 +46,7 @@ def test_every_action_parses_with_its_arguments():
     }
     assert parse_json({"action": "insurance", "accept": True, "seat": 2, "v": 4})["seat"] == 2
     assert parse_json({"action": "even_money", "accept": False, "v": 4})["accept"] is False
-    for name in ("hit", "stand", "double", "split", "surrender"):
+    for name in ("hit", "stand", "double", "split"):
         assert parse_json({"action": name, "v": 9}) == {"action": name, "seat": None, "hand": None, "v": 9}
         assert parse_json({"action": name, "seat": 2, "hand": 3, "v": 9}) == {
             "action": name,
@@ -54,6 +54,15 @@ def test_every_action_parses_with_its_arguments():
             "hand": 3,
             "v": 9,
         }
+    # surrender also answers the early-surrender offer in the insurance window: accept is optional
+    assert parse_json({"action": "surrender", "v": 9}) == {
+        "action": "surrender",
+        "seat": None,
+        "hand": None,
+        "accept": None,
+        "v": 9,
+    }
+    assert parse_json({"action": "surrender", "accept": False, "seat": 2, "v": 9})["accept"] is False
     assert parse_json({"action": "chat", "text": "  good luck  ", "v": 1}) == {
         "action": "chat",
         "text": "good luck",
@@ -360,3 +369,12 @@ def test_arbitrary_messages_never_crash_and_results_are_well_typed(message, html
 @given(frame=st.text(max_size=200) | st.binary(max_size=200), html=st.booleans())
 def test_arbitrary_text_and_bytes_never_crash(frame, html):
     _parse_or_protocol_error(frame, html)
+
+
+def test_early_surrender_answers_parse_in_both_formats():
+    assert parse_message('{"action": "surrender", "accept": true, "v": 1}', html=False)["accept"] is True
+    form = '{"action": "surrender", "accept": "false", "v": "1", "HEADERS": {}}'
+    assert parse_message(form, html=True)["accept"] is False
+    with pytest.raises(ProtocolError) as refused:
+        parse_message('{"action": "surrender", "accept": "false", "v": 1}', html=False)
+    assert refused.value.code == "bad_message"

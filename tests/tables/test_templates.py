@@ -434,6 +434,21 @@ def test_insurance_offers_take_and_decline():
     assert answers == [("form-insurance", "true"), ("form-insurance", "false")]
 
 
+def test_early_surrender_offer_has_surrender_and_keep_playing():
+    view = playing_view()
+    view["table"] |= {"phase": "insurance", "turn": None}
+    view["you"] |= {"allowed": ["chat", "insurance", "leave", "surrender"], "hint": None}
+    controls = by_id(render_live(view), "controls")
+    answers = [(b.attrs["form"], b.attrs["value"]) for b in controls.find_all("button", name="accept")]
+    assert answers == [
+        ("form-early-surrender", "true"),
+        ("form-early-surrender", "false"),
+        ("form-insurance", "true"),
+        ("form-insurance", "false"),
+    ]
+    assert not controls.find_all(class_="play-button")  # hit/stand wait for the playing phase
+
+
 def test_settled_round_shows_results_and_ready():
     view = playing_view()
     view["table"] |= {"phase": "settled", "turn": None}
