@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
@@ -29,7 +29,16 @@ def in_play(state) -> bool:
 
 
 async def db(function, *args):
-    return await asyncio.to_thread(function, *args)
+    """Run a database function in a worker thread, closing that thread's connection afterwards (an open one
+    would keep the test database from being dropped)."""
+
+    def run():
+        try:
+            return function(*args)
+        finally:
+            connections.close_all()
+
+    return await asyncio.to_thread(run)
 
 
 def current_round(table_id: int) -> Round:
@@ -204,5 +213,29 @@ def test_database_outage_refuses_actions_clearly_and_changes_nothing(servers, fa
     assert refusal["code"] == "unavailable"
     assert "database" in refusal["message"]
     assert after == before  # nothing applied, nothing half-applied
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
+
+
+@pytest.mark.postgres
+def test_the_table_clock_survives_a_database_outage(servers, fault_role):
+    server = servers(db_user=fault_role)  # with its deadline clock
+    fixture = prepare(run_id="clock", tables=1, players=1)
+    table_id = fixture.table_ids[0]
+    Table.objects.filter(pk=table_id).update(betting_seconds=1, ready_seconds=1)
+    crew = Crew(fixture, [server.url])
+    crew.hold(lambda state: bool(state["you"]["seats"]))  # sit down, then never act: only the clock moves
+
+    async def scenario():
+        await crew.start()
+        await db(lambda: lock_out(fault_role, allowed=False))
+        await asyncio.sleep(3)  # the betting deadline falls due while the clock cannot reach the database
+        await db(lambda: lock_out(fault_role, allowed=True))
+        before = await db(lambda: Table.objects.get(pk=table_id).version)
+        await crew.wait_for(lambda: crew.bots[0].state["v"] > before, 20, "the clock to apply the deadline")
+        await crew.finish()
+
+    asyncio.run(scenario())
+    assert "table clock: tick failed" in server.output()  # the outage did reach the clock
     report = audit_ledger()
     assert report.ok, report.discrepancies
