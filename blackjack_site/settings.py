@@ -86,8 +86,8 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
-            # Keep connections: each websocket message runs in a worker thread that would reconnect.
-            "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
+            # Connections are not kept (CONN_MAX_AGE 0): an SQLite connection must not cross a fork(), and the
+            # test suite forks its live server while worker threads of earlier tests would still hold theirs.
             "OPTIONS": {
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
