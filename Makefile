@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-services lint format migrate demo clean run-cluster
+.PHONY: run test test-services lint format clean run-cluster
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $$(sh scripts/find-python.sh) -m venv $(VENV)
