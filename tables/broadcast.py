@@ -65,7 +65,9 @@ def send(group: str, message: dict) -> None:
             future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
             future.add_done_callback(_log_failure)
         elif loop is None and not isinstance(layer, InMemoryChannelLayer):
-            async_to_sync(layer.group_send)(group, message)
+            # In a loop of this thread's own: when the server's loop has stopped (shutting down) while a
+            # worker thread still commits, handing the send to that loop would wait for it forever.
+            async_to_sync(layer.group_send, force_new_loop=True)(group, message)
         elif loop is not None:
             loop.create_task(layer.group_send(group, message))
     except Exception:

@@ -9,6 +9,7 @@ fault.
 import asyncio
 import json
 import os
+import subprocess
 
 import pytest
 from django.db import connection, connections
@@ -239,3 +240,31 @@ def test_the_table_clock_survives_a_database_outage(servers, fault_role):
     assert "table clock: tick failed" in server.output()  # the outage did reach the clock
     report = audit_ledger()
     assert report.ok, report.discrepancies
+
+
+@pytest.mark.redis
+def test_sigterm_during_play_stops_the_server_promptly(servers):
+    """An orderly stop (SIGTERM, as a rolling restart sends it) ends the process even while actions are being
+    committed: a broadcast after the event loop has stopped must not wait for that loop forever."""
+    server = servers()
+    fixture = prepare(run_id="sigterm", tables=3, players=5)
+    crew = Crew(fixture, [server.url])
+
+    async def scenario():
+        await crew.start()
+        await crew.play_rounds(1, timeout=60)
+        server.process.terminate()
+        exited = await asyncio.to_thread(_exited_within, server.process, 20)
+        await crew.finish(drain=0)
+        return exited
+
+    exited = asyncio.run(scenario())
+    assert exited, "the server was still running 20 s after SIGTERM"
+
+
+def _exited_within(process, seconds: float) -> bool:
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
