@@ -167,7 +167,11 @@ def main() -> None:
         for server in servers:
             server.send_signal(signal.SIGTERM)
         for server in servers:
-            server.wait(timeout=20)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                print(f"server {server.pid} still running 20 s after SIGTERM: killed", flush=True)
+                server.kill()
     within = [
         r for r in results if p99(r) < args.goal_ms and r["unexpected_errors"] == 0 and r["audit"]["ok"]
     ]
