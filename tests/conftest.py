@@ -43,14 +43,16 @@ def pytest_runtest_makereport(item, call):
 def live_site(django_db_setup, django_db_blocker):
     """A real Daphne server (HTTP and websockets) in a child process, serving the test database.
 
-    Tests that use it must commit their data (use `transactional_db`), since the server runs in another process.
+    Tests that use it must commit their data (use `transactional_db`): the server runs in another process.
     Yields the base URL, e.g. "http://127.0.0.1:53211".
     """
     from daphne.testing import DaphneProcess
     from django.db import connections
 
     connections.close_all()
-    process = DaphneProcess(host="127.0.0.1", get_application=_live_application, setup=_close_inherited_connections)
+    process = DaphneProcess(
+        host="127.0.0.1", get_application=_live_application, setup=_close_inherited_connections
+    )
     with django_db_blocker.unblock():  # the forked server inherits pytest-django's block otherwise
         process.start()
     if not process.ready.wait(timeout=20):
