@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.avatars import AVATAR_CHOICES, DEFAULT_AVATAR, avatar_static_path
+from blackjack_site.append_only import AppendOnlyModel
 
 DISPLAY_NAME_MAX_LENGTH = 40
 # Besides letters, combining marks and digits of any script: a space and a few harmless punctuation marks. No
@@ -100,19 +101,7 @@ class Wallet(models.Model):
         return f"{self.kind} wallet"
 
 
-class AppendOnlyError(RuntimeError):
-    """Raised on any attempt to change or remove a ledger row."""
-
-
-class LedgerEntryQuerySet(models.QuerySet):
-    def update(self, **kwargs):
-        raise AppendOnlyError("Ledger entries are append-only: they cannot be updated.")
-
-    def delete(self):
-        raise AppendOnlyError("Ledger entries are append-only: they cannot be deleted.")
-
-
-class LedgerEntry(models.Model):
+class LedgerEntry(AppendOnlyModel):
     class Kind(models.TextChoices):
         GRANT = "grant", "Grant"
         BET = "bet", "Bet"
@@ -136,8 +125,6 @@ class LedgerEntry(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
-    objects = LedgerEntryQuerySet.as_manager()
-
     class Meta:
         verbose_name_plural = "ledger entries"
         ordering = ["-id"]
@@ -152,11 +139,3 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.amount:+d} -> {self.balance_after} (wallet {self.wallet_id})"
-
-    def save(self, *args, **kwargs):
-        if not self._state.adding:
-            raise AppendOnlyError("Ledger entries are append-only: an existing entry cannot be changed.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise AppendOnlyError("Ledger entries are append-only: they cannot be deleted.")

@@ -15,6 +15,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from blackjack_site.append_only import AppendOnlyModel
 from tables.engine.errors import EngineError
 from tables.engine.rules import RuleSet
 
@@ -251,16 +252,7 @@ class Round(models.Model):
         return self.voided or self.settled_at is not None
 
 
-class AppendOnlyError(RuntimeError):
-    """An attempt to change or delete an action log row."""
-
-
-class ActionLogQuerySet(models.QuerySet):
-    def update(self, **kwargs):
-        raise AppendOnlyError("The action log is append-only.")
-
-
-class ActionLog(models.Model):
+class ActionLog(AppendOnlyModel):
     """Every engine action applied to a round, in order: with the shoe and the round's rules, enough to
     replay it."""
 
@@ -275,19 +267,12 @@ class ActionLog(models.Model):
     version_after = models.PositiveBigIntegerField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
-    objects = ActionLogQuerySet.as_manager()
-
     class Meta:
         ordering = ["round", "seq"]
         constraints = [models.UniqueConstraint(fields=["round", "seq"], name="actionlog_unique_seq")]
 
     def __str__(self) -> str:
         return f"#{self.seq} {self.action}"
-
-    def save(self, *args, **kwargs):
-        if not self._state.adding:
-            raise AppendOnlyError("The action log is append-only.")
-        super().save(*args, **kwargs)
 
 
 class TableEvent(models.Model):

@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from accounts import services
 from accounts.audit import audit_ledger
-from accounts.models import AppendOnlyError, LedgerEntry, Wallet
+from accounts.models import LedgerEntry, Wallet
+from blackjack_site.append_only import AppendOnlyError
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from tables.models import ActionLog, AppendOnlyError, RulePreset, Seat, Shoe, Table
+from blackjack_site.append_only import AppendOnlyError
+from tables.models import ActionLog, RulePreset, Seat, Shoe, Table
 from tests.tables.conftest import preset_row
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +65,11 @@ def test_the_action_log_is_append_only(table, alice, act):
         entry.save()
     with pytest.raises(AppendOnlyError):
         ActionLog.objects.update(seat=2)
+    with pytest.raises(AppendOnlyError):
+        ActionLog.objects.filter(pk=entry.pk).delete()
+    with pytest.raises(AppendOnlyError):
+        entry.delete()
+    assert ActionLog.objects.filter(pk=entry.pk).exists()
 
 
 def test_each_table_gets_a_distinct_private_token(make_table):
