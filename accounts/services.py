@@ -190,19 +190,14 @@ def stake(*, user, amount, round_ref=None, table_ref=None, memo="") -> LedgerEnt
     """Take `amount` chips from the player for a bet (player -> house). Raises InsufficientChips when the
     balance is too low, InvalidAmount for anything but a positive int. Returns the player's ledger entry."""
     check_amount(amount)
-    _check_ref("round_ref", round_ref)
-    _check_ref("table_ref", table_ref)
-    _check_memo(memo)
-    with transaction.atomic():
-        return _move(
-            user=user,
-            system_kind=Wallet.Kind.HOUSE,
-            player_delta=-amount,
-            kind=LedgerEntry.Kind.BET,
-            round_ref=round_ref,
-            table_ref=table_ref,
-            memo=memo,
-        )
+    return _house_movement(
+        user=user,
+        player_delta=-amount,
+        kind=LedgerEntry.Kind.BET,
+        round_ref=round_ref,
+        table_ref=table_ref,
+        memo=memo,
+    )
 
 
 def pay(*, user, amount, kind="payout", round_ref=None, table_ref=None, memo="") -> LedgerEntry:
@@ -211,6 +206,13 @@ def pay(*, user, amount, kind="payout", round_ref=None, table_ref=None, memo="")
     check_amount(amount)
     if kind not in (LedgerEntry.Kind.PAYOUT, LedgerEntry.Kind.REFUND):
         raise WalletError(f"A payment is a payout or a refund, not {kind!r}.", code="bad_kind")
+    return _house_movement(
+        user=user, player_delta=amount, kind=kind, round_ref=round_ref, table_ref=table_ref, memo=memo
+    )
+
+
+def _house_movement(*, user, player_delta: int, kind: str, round_ref, table_ref, memo: str) -> LedgerEntry:
+    """Chips between the player and the house (stake or pay), after the references and memo are checked."""
     _check_ref("round_ref", round_ref)
     _check_ref("table_ref", table_ref)
     _check_memo(memo)
@@ -218,7 +220,7 @@ def pay(*, user, amount, kind="payout", round_ref=None, table_ref=None, memo="")
         return _move(
             user=user,
             system_kind=Wallet.Kind.HOUSE,
-            player_delta=amount,
+            player_delta=player_delta,
             kind=kind,
             round_ref=round_ref,
             table_ref=table_ref,
