@@ -39,6 +39,7 @@ from tables.viewmodel import (
     build_lobby_view,
     build_table_view,
     chat_entry,
+    encode_view,
     recent_chat,
     visible_table,
 )
@@ -252,7 +253,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     def _build(self, error: dict[str, str] | None) -> tuple[dict[str, Any], str]:
         view = build_table_view(table_id=self.table_id, user=self.user)
         if self.json_format:
-            return view, json.dumps(view)
+            return view, encode_view(view)
         return view, render_to_string(LIVE_TEMPLATE, {"view": view, "user": self.user, "error": error})
 
 

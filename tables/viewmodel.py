@@ -13,6 +13,7 @@ last chat line, which key the shared part, with the viewer's balance). A row cha
 version (a presence row that marks no seat, a staff edit in the admin) shows from the next version on.
 """
 
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -108,6 +109,11 @@ def build_table_view(*, table_id: int, user) -> dict[str, Any]:
                     _shared_views.popitem(last=False)
     you = _you(shared, user, balance)
     return {"type": "state", "v": shared.table.version, "table": shared.view_table, "you": you}
+
+
+def encode_view(view: dict[str, Any]) -> str:
+    """The `state` message as JSON text (what `?format=json` clients receive)."""
+    return json.dumps(view)
 
 
 def forget_shared_views() -> None:

@@ -1,0 +1,129 @@
+"""Benchmark: what one table action costs the server, in process, without sockets.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/blackjack_bench .venv/bin/python benchmarks/action_cost.py
+    .venv/bin/python benchmarks/action_cost.py --actions 2000 --players 5 --profile cost.prof
+
+Bots of one table play basic strategy through `tables.services.perform` (as the consumer calls it), and after
+every action each seated player's view is rebuilt as a consumer does after a broadcast, in JSON. Prints the
+milliseconds of CPU and the queries per action, split into the action itself and the views, so a change to
+the hot path can be measured without the noise of a whole load test. Uses DATABASE_URL (SQLite by default,
+a throw-away file); the database is migrated first.
+"""
+
+import argparse
+import cProfile
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--actions", type=int, default=1000)
+    parser.add_argument("--players", type=int, default=5)
+    parser.add_argument("--profile", help="write a cProfile of the measured part to this file")
+    args = parser.parse_args()
+
+    scratch = tempfile.TemporaryDirectory()
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["DATABASE_URL"] = f"sqlite:///{scratch.name}/cost.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blackjack_site.settings")
+    os.environ.setdefault("DEBUG", "0")
+    os.environ.setdefault("SECRET_KEY", "action-cost-benchmark-only")
+    os.environ.setdefault("LOG_LEVEL", "ERROR")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    call_command("migrate", verbosity=0, interactive=False)
+
+    from django.contrib.auth import get_user_model
+
+    from tables import broadcast, services
+    from tables.engine.rules import PRESETS
+    from tables.engine.strategy import basic_strategy
+    from tables.loadtest.bot import next_action
+    from tables.loadtest.fixtures import PRESET
+    from tables.models import RulePreset
+    from tables.viewmodel import build_table_view, encode_view
+
+    broadcast.send = lambda group, message: None  # nobody is connected: the views are built below
+    rules = PRESETS[PRESET]
+    preset, _ = RulePreset.objects.get_or_create(
+        name=PRESET, defaults={"rules": rules.to_dict(), "description": rules.summary()}
+    )
+    stamp = time.strftime("%H%M%S")
+    table = services.create_table(name=f"cost {stamp}", preset=preset, min_bet=10, max_bet=500)
+    users = [
+        get_user_model().objects.create_user(f"cost-{stamp}-{n}", password=None)
+        for n in range(1, args.players + 1)
+    ]
+    strategy = basic_strategy(rules)
+    for seat, user in enumerate(users, start=1):
+        view = build_table_view(table_id=table.pk, user=user)
+        services.perform(
+            table_id=table.pk, user=user, action={"action": "sit", "seat": seat}, expected_version=view["v"]
+        )
+
+    action_s = view_s = 0.0
+    action_queries = view_queries = 0
+    done = 0
+    profiler = cProfile.Profile() if args.profile else None
+    views = {user.pk: build_table_view(table_id=table.pk, user=user) for user in users}
+    started = time.process_time()
+    while done < args.actions:
+        moved = False
+        for seat, user in enumerate(users, start=1):
+            state = views[user.pk]
+            action = next_action(state, seat, strategy, min_bet=10, stopping=False)
+            if action is None:
+                continue
+            if profiler:
+                profiler.enable()
+            connection.queries_log.clear()
+            t0 = time.process_time()
+            with CaptureQueriesContext(connection) as queries:
+                services.perform(table_id=table.pk, user=user, action=action, expected_version=state["v"])
+            t1 = time.process_time()
+            action_queries += len(queries)
+            connection.queries_log.clear()
+            with CaptureQueriesContext(connection) as queries:
+                views = {}
+                for viewer in users:
+                    view = build_table_view(table_id=table.pk, user=viewer)
+                    encode_view(view)
+                    views[viewer.pk] = view
+            t2 = time.process_time()
+            if profiler:
+                profiler.disable()
+            view_queries += len(queries)
+            action_s += t1 - t0
+            view_s += t2 - t1
+            done += 1
+            moved = True
+            break
+        if not moved:
+            raise SystemExit(f"no bot can act at version {views[users[0].pk]['v']}")
+    total = time.process_time() - started
+    if profiler:
+        profiler.dump_stats(args.profile)
+    engine = connection.vendor
+    print(
+        f"{engine}: {done} actions, {args.players} viewers each | action {1000 * action_s / done:.2f} ms CPU, "
+        f"{action_queries / done:.1f} queries | views {1000 * view_s / done:.2f} ms CPU, "
+        f"{view_queries / done:.1f} queries | total {1000 * total / done:.2f} ms CPU per action"
+    )
+
+
+if __name__ == "__main__":
+    main()
