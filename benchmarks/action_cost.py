@@ -117,9 +117,9 @@ def main() -> None:
     total = time.process_time() - started
     if profiler:
         profiler.dump_stats(args.profile)
-    engine = connection.vendor
+    db = connection.vendor
     print(
-        f"{engine}: {done} actions, {args.players} viewers each | action {1000 * action_s / done:.2f} ms CPU, "
+        f"{db}: {done} actions, {args.players} viewers each | action {1000 * action_s / done:.2f} ms CPU, "
         f"{action_queries / done:.1f} queries | views {1000 * view_s / done:.2f} ms CPU, "
         f"{view_queries / done:.1f} queries | total {1000 * total / done:.2f} ms CPU per action"
     )
