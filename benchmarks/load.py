@@ -2,12 +2,15 @@
 
     .venv/bin/python benchmarks/load.py --processes 1 --tables 5,10,20,50,100 --players 5 --duration 30
     .venv/bin/python benchmarks/load.py --processes 2 --tables 5,10,20,50,100 --players 5 --duration 30
+    .venv/bin/python benchmarks/load.py --processes 1 --tables 20,50,100 --players 5 --think 2000
 
 Starts N Daphne processes on consecutive free ports against PostgreSQL (DATABASE_URL, default a database
 `blackjack_bench` on 127.0.0.1, created and migrated) and Redis (REDIS_URL, default db 4 on 127.0.0.1), with
 DEBUG off, then runs `manage.py loadtest` once per table count (players spread over the processes), prints one
 line per run and a verdict, and writes every result to --json. The p99 that counts is the larger of the two
 latencies (to the acting client and to the other players). Runs stop growing once a load misses the goal.
+`--think MS` gives every bot a human pause before each action (passed on to `manage.py loadtest`); without it
+the bots act as fast as the flow allows.
 """
 
 import argparse
@@ -98,6 +101,7 @@ def main() -> None:
     parser.add_argument("--tables", default="5,10,20,50,100", help="comma-separated table counts, ascending")
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--duration", type=float, default=30.0)
+    parser.add_argument("--think", type=int, default=0, metavar="MS", help="mean think time per action (ms)")
     parser.add_argument("--goal-ms", type=float, default=100.0)
     parser.add_argument("--json", default="benchmark-load.json")
     parser.add_argument("--keep-going", action="store_true", help="run every table count even past the goal")
@@ -126,7 +130,7 @@ def main() -> None:
                     "--players",
                     str(args.players),
                 ]
-                command += ["--duration", str(args.duration), "--json", out.name]
+                command += ["--duration", str(args.duration), "--think", str(args.think), "--json", out.name]
                 for url in urls:
                     command += ["--url", url]
                 cpu_before = sum(cpu_seconds(server.pid) for server in servers)
@@ -150,7 +154,8 @@ def main() -> None:
             results.append(result)
             actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
             print(
-                f"{args.processes} process(es) {tables:4d} tables x {args.players} players: "
+                f"{args.processes} process(es) {tables:4d} tables x {args.players} players, "
+                f"think {args.think} ms: "
                 f"{result['rounds_per_s']:7.1f} rounds/s {result['actions_per_s']:8.1f} actions/s | "
                 f"actor p50/p95/p99/max {actor['p50']}/{actor['p95']}/{actor['p99']}/{actor['max']} ms | "
                 f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
@@ -178,7 +183,8 @@ def main() -> None:
     best = max(within, key=lambda r: r["bots"], default=None)
     verdict = (
         f"largest load with p99 < {args.goal_ms:g} ms and no errors: {best['tables']} tables x "
-        f"{best['players_per_table']} players ({best['bots']} bots), {best['actions_per_s']} actions/s"
+        f"{best['players_per_table']} players ({best['bots']} bots), {best['actions_per_s']} actions/s, "
+        f"think {args.think} ms"
         if best
         else f"no load tried kept p99 under {args.goal_ms:g} ms"
     )

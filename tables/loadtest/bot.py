@@ -12,11 +12,19 @@ follow one another, each as soon as the previous one is seen, and races are rare
 bot answers at once: more throughput, and more refusals that are retried. Sitting down would lose every race
 against a player who acts on every new state, so all bots take their seats first (`playing` not yet set) and
 only then start to play. A lost race is retried on the fresh state the server sends with the refusal.
+
+Human pace (`ThinkTime`, `--think MS`): during play a bot pauses before each action, as a player reads the
+table and decides. The pause starts as soon as the action is open to its seat, whatever the seat order
+(players think at the same time; only their answers follow one another), and when it ends the bot decides
+again on the newest state it has: it never sends a decision made on a state that has changed since. The clock
+of an action still starts when its frame is sent, so the latencies never include the pause. Seats are taken,
+and the hands under way at the stop finished, without pauses.
 """
 
 import asyncio
 import contextlib
 import json
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +97,21 @@ def _upcard(table: dict[str, Any]) -> str:
     return table["dealer"]["cards"][0]
 
 
+class ThinkTime:
+    """A player's pause before each action: uniform between half and one and a half times `mean_ms`, from a
+    generator seeded per bot (every run draws the same pauses in the same order). Uniform, not long-tailed:
+    the mean is exact, no pause is near zero, the longest is bounded (the command's cap keeps it under the
+    shortest decision window of a table), and the spread keeps the bots of a table from acting in lockstep."""
+
+    def __init__(self, mean_ms: float, *, seed: int) -> None:
+        self.mean = mean_ms / 1000
+        self.random = random.Random(seed)
+
+    def draw(self) -> float:
+        """Seconds to wait before the next action (always 0 without a mean)."""
+        return self.random.uniform(0.5, 1.5) * self.mean if self.mean > 0 else 0.0
+
+
 class NotLoggedIn(RuntimeError):
     """The server saw the bot as anonymous."""
 
@@ -138,11 +161,14 @@ class Bot:
         playing: asyncio.Event,
         stopping: asyncio.Event,
         ordered: bool = True,
+        think: ThinkTime | None = None,
     ) -> None:
         self.urls, self.at, self.cookie = list(urls), 0, f"sessionid={session_key}"
         self.seat, self.strategy, self.min_bet = seat, strategy, min_bet
         self.recorder, self.shared, self.ordered = recorder, shared, ordered
         self.playing, self.stopping = playing, stopping
+        self.think = think
+        self.think_until: float | None = None  # when the pause before this bot's next action ends
         self.socket = None
         self.state: dict[str, Any] | None = None
         self.in_flight: tuple[int, float] | None = None  # (version sent against, when)
@@ -197,13 +223,15 @@ class Bot:
         socket = self.socket
         while not self.left:
             timeout = 1.0 if self.stopping.is_set() or not self.playing.is_set() else self.idle_timeout
+            if self.think_until is not None and (pause := self.think_until - time.monotonic()) > 0:
+                timeout = min(timeout, pause)
             try:
                 text = await asyncio.wait_for(socket.recv(), timeout)
             except TimeoutError:
                 if self.stopping.is_set() and time.monotonic() >= drain_until[0]:
                     await self._leave()
                     return
-                await self._maybe_act()  # nothing arrived: make sure the bot is not stuck
+                await self._maybe_act()  # a pause ended, or nothing arrived: make sure the bot is not stuck
                 continue
             self._receive(text)
             if self.stopping.is_set() and (self._done() or time.monotonic() >= drain_until[0]):
@@ -244,22 +272,44 @@ class Bot:
         state = self.state
         if state is None or self.in_flight is not None or state["v"] <= self.acted_at:
             return
-        action = next_action(
-            state,
-            self.seat,
-            self.strategy,
-            min_bet=self.min_bet,
-            stopping=self.stopping.is_set(),
-            ordered=self.ordered,
-        )
+        if self._paced():
+            if self._decide(state, ordered=False) is None:  # nothing to think about (any more)
+                self.think_until = None
+                return
+            now = time.monotonic()
+            if self.think_until is None:
+                self.think_until = now + self.think.draw()
+            if now < self.think_until:
+                return  # `_serve` wakes the bot when the pause ends; newer states may arrive meanwhile
+        action = self._decide(state, ordered=self.ordered)  # on the newest state, after any pause
         if action is None or (action["action"] != "sit" and not self.playing.is_set()):
             return
         version = state["v"]
         now = time.monotonic()
         self.acted_at = version
         self.in_flight = (version, now)
+        self.think_until = None
         self.shared.record(version, self.seat, now)
         await self.socket.send(json.dumps({**action, "v": version}))
+
+    def _decide(self, state: dict[str, Any], *, ordered: bool) -> dict[str, Any] | None:
+        return next_action(
+            state,
+            self.seat,
+            self.strategy,
+            min_bet=self.min_bet,
+            stopping=self.stopping.is_set(),
+            ordered=ordered,
+        )
+
+    def _paced(self) -> bool:
+        """Pause before acting: a think time is set and the measured play is under way."""
+        return (
+            self.think is not None
+            and self.think.mean > 0
+            and self.playing.is_set()
+            and not self.stopping.is_set()
+        )
 
     def _done(self) -> bool:
         """Stopping and nothing of this bot's is under way: no hand in play and no action in flight."""
@@ -289,6 +339,7 @@ class Bot:
         if self.in_flight is not None:
             self.shared.withdraw(self.in_flight[0], self.seat)
             self.in_flight = None
+        self.think_until = None
         for delay in (*RECONNECT_DELAYS, *[RECONNECT_DELAYS[-1]] * 20):
             if self.stopping.is_set() and time.monotonic() >= drain_until[0]:
                 return False

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import Bot, TableLedger
+from tables.loadtest.bot import Bot, TableLedger, ThinkTime
 from tables.loadtest.fixtures import Fixture
 from tables.loadtest.stats import Recorder
 
@@ -23,6 +23,9 @@ class RunConfig:
     drain: float = 15.0
     progress_every: float = 5.0
     ordered: bool = True
+    think_ms: int = (
+        0  # mean pause before each action during play (`ThinkTime`); 0: as fast as the flow allows
+    )
 
 
 async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], None]) -> Recorder:
@@ -47,6 +50,7 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
                 playing=playing,
                 stopping=stopping,
                 ordered=config.ordered,
+                think=ThinkTime(config.think_ms, seed=index),
             )
         )
     gate = asyncio.Semaphore(CONNECTING_AT_ONCE)
@@ -64,7 +68,8 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
     while not all(bot.seated for bot in bots) and time.monotonic() < seating_ends:
         await asyncio.sleep(0.1)
     seated = sum(bot.seated for bot in bots)
-    progress(f"{seated} of {len(bots)} bots seated in {time.monotonic() - started:.1f} s; playing")
+    pace = f" with a mean think time of {config.think_ms:g} ms" if config.think_ms else " as fast as possible"
+    progress(f"{seated} of {len(bots)} bots seated in {time.monotonic() - started:.1f} s; playing{pace}")
     recorder.measuring = True
     playing.set()
     began = time.monotonic()

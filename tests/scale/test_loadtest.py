@@ -1,16 +1,19 @@
 """The load tester: its bots' decisions, its figures, its loopback-only rule, and a short real run against a
 Daphne process (the CI version of the benchmark; `benchmarks/load.py` runs the long ones)."""
 
+import asyncio
 import json
+import statistics
+import time
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from tables.engine.rules import PRESETS
 from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import next_action
+from tables.loadtest.bot import Bot, TableLedger, ThinkTime, next_action
 from tables.loadtest.fixtures import LoopbackOnly, check_loopback
-from tables.loadtest.stats import percentiles
+from tables.loadtest.stats import Recorder, percentiles
 
 STRATEGY = basic_strategy(PRESETS["Vegas Strip"])
 
@@ -27,10 +30,10 @@ def seat(number, player=None, *, bet=0, ready=False, sitting_out=False, hands=()
     }
 
 
-def state(phase, seats, *, mine=(), allowed=(), by_seat=None, turn=None, dealer=()):
+def state(phase, seats, *, mine=(), allowed=(), by_seat=None, turn=None, dealer=(), v=7):
     return {
         "type": "state",
-        "v": 7,
+        "v": v,
         "table": {"phase": phase, "seats": seats, "turn": turn, "dealer": {"cards": list(dealer)}},
         "you": {"seats": list(mine), "allowed": list(allowed), "allowed_by_seat": by_seat or {}},
     }
@@ -101,6 +104,94 @@ def test_bots_get_ready_in_seat_order():
     assert decide(state("settled", seats, mine=[2], by_seat={"2": ["ready"]}), 2, stopping=True) is None
 
 
+def test_think_times_are_seeded_and_spread_around_the_mean():
+    draws = [ThinkTime(1000, seed=3).draw() for _ in range(3)]
+    assert draws[0] == draws[1] == draws[2]  # the same seed, the same pauses
+    think = ThinkTime(1000, seed=3)
+    pauses = [think.draw() for _ in range(5000)]
+    assert pauses[0] == draws[0]
+    assert all(0.5 <= pause <= 1.5 for pause in pauses)
+    assert statistics.fmean(pauses) == pytest.approx(1.0, abs=0.02)
+    assert min(pauses) < 0.55
+    assert max(pauses) > 1.45
+    assert ThinkTime(1000, seed=4).draw() != draws[0]  # each bot its own sequence
+    assert {ThinkTime(0, seed=3).draw() for _ in range(10)} == {0.0}
+
+
+class FakeSocket:
+    """Delivers the given messages, then nothing; keeps what the bot sends with the time it was sent."""
+
+    def __init__(self, *messages):
+        self.incoming = asyncio.Queue()
+        for message in messages:
+            self.incoming.put_nowait(json.dumps(message))
+        self.sent = []
+        self.got = asyncio.Event()
+
+    async def recv(self):
+        return await self.incoming.get()
+
+    async def send(self, text):
+        self.sent.append((time.monotonic(), json.loads(text)))
+        self.got.set()
+
+
+async def serve_until_sent(socket, *, think, playing=True):
+    """Run one bot (seat 1) on `socket` until it sends a frame; returns it with the bot and the start time."""
+    events = asyncio.Event(), asyncio.Event()
+    if playing:
+        events[0].set()
+    bot = Bot(
+        urls=["ws://127.0.0.1:1/"],
+        session_key="k",
+        seat=1,
+        strategy=STRATEGY,
+        min_bet=10,
+        recorder=Recorder(),
+        shared=TableLedger(),
+        playing=events[0],
+        stopping=events[1],
+        think=think,
+    )
+    bot.socket = socket
+    started = time.monotonic()
+    task = asyncio.create_task(bot._serve([float("inf")]))
+    try:
+        await asyncio.wait_for(socket.got.wait(), 5)
+    finally:
+        task.cancel()
+    return socket.sent, bot, started
+
+
+def playing_state(cards, up, *, v):
+    table = [seat(1, "a", bet=10, hands=[cards])]
+    by_seat = {"1": ["hit", "stand"]}
+    return state(
+        "playing", table, mine=[1], by_seat=by_seat, turn={"seat": 1, "hand": 0}, dealer=[up, None], v=v
+    )
+
+
+@pytest.mark.asyncio
+async def test_a_thinking_bot_pauses_then_decides_on_the_newest_state():
+    pause = ThinkTime(200, seed=5).draw()
+    hit = playing_state(["Th", "6c"], "Td", v=7)  # 16 v 10: hit
+    stand = playing_state(["Th", "7c"], "6d", v=8)  # arrives during the pause; 17 v 6: stand
+    assert decide(hit, 1)["action"] == "hit"
+    assert decide(stand, 1)["action"] == "stand"
+    sent, bot, started = await serve_until_sent(FakeSocket(hit, stand), think=ThinkTime(200, seed=5))
+    [(sent_at, frame)] = sent
+    assert frame == {"action": "stand", "seat": 1, "hand": 0, "v": 8}  # not the hit decided on version 7
+    assert sent_at - started >= pause
+    assert bot.in_flight == (8, pytest.approx(sent_at, abs=0.01))  # the action's clock starts at the send
+
+
+@pytest.mark.asyncio
+async def test_bots_take_their_seats_without_thinking():
+    empty = state("waiting", [seat(1), seat(2)], allowed=["sit", "chat"])
+    sent, _, _ = await serve_until_sent(FakeSocket(empty), think=ThinkTime(60_000, seed=1), playing=False)
+    assert [frame for _, frame in sent] == [{"action": "sit", "seat": 1, "v": 7}]
+
+
 def test_percentiles_use_the_nearest_rank():
     values = [n / 1000 for n in range(1, 101)]  # 1..100 ms
     assert percentiles(values) == {"count": 100, "p50": 50.0, "p95": 95.0, "p99": 99.0, "max": 100.0}
@@ -130,17 +221,47 @@ def test_the_command_refuses_unbounded_or_foreign_runs():
         {"url": ["http://127.0.0.1:1"], "tables": 0},
         {"url": ["http://127.0.0.1:1"], "players": 8},
         {"url": ["http://127.0.0.1:1"], "duration": 100_000},
+        {"url": ["http://127.0.0.1:1"], "think": -1},
+        {"url": ["http://127.0.0.1:1"], "think": 60_000},
     ):
         with pytest.raises(CommandError):
             call_command("loadtest", **options)
 
 
-def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, capsys):
+@pytest.mark.django_db
+def test_the_think_time_reaches_the_bots_and_the_results(monkeypatch, tmp_path, capsys):
+    configs = []
+
+    async def run(config, fixture, *, progress):
+        configs.append(config)
+        return Recorder()
+
+    monkeypatch.setattr("tables.management.commands.loadtest.run", run)
+    out = tmp_path / "load.json"
+    call_command("loadtest", url=["http://127.0.0.1:1"], tables=1, players=1, think=1500, json_path=str(out))
+    call_command("loadtest", url=["http://127.0.0.1:1"], tables=1, players=1)
+    assert [config.think_ms for config in configs] == [1500, 0]  # as fast as possible by default
+    assert json.loads(out.read_text())["think_ms"] == 1500
+    assert '"think_ms": 0' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("think", [0, 50])
+def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, capsys, think):
     server = servers()
     out = tmp_path / "load.json"
-    call_command("loadtest", url=[server.url], tables=2, players=2, duration=6, drain=5, json_path=str(out))
+    call_command(
+        "loadtest",
+        url=[server.url],
+        tables=2,
+        players=2,
+        duration=6,
+        drain=5,
+        think=think,
+        json_path=str(out),
+    )
     result = json.loads(out.read_text())
     assert json.loads(capsys.readouterr().out) == result  # printed and written alike
+    assert result["think_ms"] == think
     assert result["bots"] == 4
     assert result["actions"] > 0
     assert result["rounds"] > 0

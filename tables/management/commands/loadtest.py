@@ -1,9 +1,12 @@
-"""`python manage.py loadtest --url http://127.0.0.1:8000 --tables T --players P --duration S [--json FILE]`
+"""`python manage.py loadtest --url http://127.0.0.1:8000 --tables T --players P --duration S [--think MS]
+[--json FILE]`
 
 Plays T private tables with P bots each against running server(s) over real websockets and the JSON protocol,
 then audits the ledger. The command must use the same database as the servers (same `DATABASE_URL`): it
 creates the accounts, their sessions and the tables there (see `tables.loadtest.fixtures`). Give `--url`
 several times (or comma-separated) to spread the players of every table over several server processes.
+Bots act as fast as the flow allows unless `--think` gives them a human pause before each action
+(`tables.loadtest.bot.ThinkTime`).
 Only loopback URLs are accepted, and the run is bounded: at most MAX_TABLES x MAX_PLAYERS bots for at most
 MAX_DURATION seconds.
 """
@@ -24,6 +27,7 @@ from tables.loadtest.runner import RunConfig, run
 MAX_TABLES = 300
 MAX_PLAYERS = 7
 MAX_DURATION = 3600
+MAX_THINK_MS = 6000  # the longest pause (1.5x) stays under the shortest default decision window (10 s)
 
 
 class Command(BaseCommand):
@@ -46,6 +50,14 @@ class Command(BaseCommand):
             action="store_true",
             help="every bot bets and readies at once (version races) instead of in seat order",
         )
+        parser.add_argument(
+            "--think",
+            type=int,
+            default=0,
+            metavar="MS",
+            help="mean pause before each action, in ms (uniform from 0.5x to 1.5x, seeded per bot; not in "
+            "the latencies); 0, the default, plays as fast as the flow allows",
+        )
         parser.add_argument("--drain", type=float, default=15.0, help="seconds to finish hands after the run")
 
     def handle(self, *args, **options):
@@ -56,6 +68,9 @@ class Command(BaseCommand):
             raise CommandError(f"--players must be 1 to {MAX_PLAYERS}")
         if not 0 < duration <= MAX_DURATION:
             raise CommandError(f"--duration must be more than 0 and at most {MAX_DURATION} seconds")
+        think_ms = options["think"]
+        if not 0 <= think_ms <= MAX_THINK_MS:
+            raise CommandError(f"--think must be 0 to {MAX_THINK_MS} milliseconds")
         urls = [part.strip() for given in options["url"] for part in given.split(",") if part.strip()]
         try:
             ws_urls = [check_loopback(url) for url in urls]
@@ -66,7 +81,11 @@ class Command(BaseCommand):
         self.stderr.write(f"run {run_id}: creating {tables} table(s) and {tables * players} account(s)")
         fixture = prepare(run_id=run_id, tables=tables, players=players, min_bet=options["min_bet"])
         config = RunConfig(
-            ws_urls=ws_urls, duration=duration, drain=options["drain"], ordered=not options["eager"]
+            ws_urls=ws_urls,
+            duration=duration,
+            drain=options["drain"],
+            ordered=not options["eager"],
+            think_ms=think_ms,
         )
         try:
             recorder = asyncio.run(run(config, fixture, progress=self.stderr.write))
@@ -80,6 +99,7 @@ class Command(BaseCommand):
             "players_per_table": players,
             "bots": tables * players,
             "mode": "eager" if options["eager"] else "ordered",
+            "think_ms": think_ms,
             **recorder.summary(),
             "audit": {
                 "ok": audit.ok,
