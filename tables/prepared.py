@@ -1,0 +1,170 @@
+"""Queries compiled to SQL once per process, then run many times with new parameters.
+
+Every table action and every table version reads the same few rows (the table, its seats, its round, the
+recent events), and profiling showed Django turning those querysets into SQL cost five to seven times as much
+CPU as the database took to answer them. A `Prepared` query is written as an ordinary queryset whose varying
+values are its arguments; the first run compiles it with marker values standing in for the arguments and
+remembers the SQL, where each argument lands among the parameters, and Django's converters for the selected
+columns (JSON, dates on SQLite, ...). Later runs only substitute the arguments, execute through the
+connection's cursor (so query counting, logging and the debug toolbar see them as usual) and convert the rows.
+
+Only `values_list()` querysets are prepared (plain rows out); `model_rows` builds model instances from them
+with `Model.from_db`, as the ORM itself does. An argument must reach the SQL unchanged (ids, versions); the
+compiled form is kept per thread, like the connection it was compiled for.
+"""
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.db import connections
+from django.db.models import Model, QuerySet
+
+#: Marker values that stand in for the arguments while compiling (never a real id or version).
+_MARKER_BASE = -7_340_021_000
+
+
+class Prepared:
+    """`build(*args)` returns a `values_list()` queryset; `rows(*args)` runs its compiled SQL."""
+
+    def __init__(self, build: Callable[..., QuerySet], *, arity: int, using: str = "default") -> None:
+        self._build = build
+        self._arity = arity
+        self._using = using
+        # Per thread, as Django's connections are: the converters belong to the connection that compiled.
+        self._local = threading.local()
+
+    def _compile(self) -> tuple:
+        markers = [_MARKER_BASE - index for index in range(self._arity)]
+        compiler = self._build(*markers).query.get_compiler(self._using)
+        sql, params = compiler.as_sql()
+        slots = tuple(markers.index(value) if value in markers else None for value in params)
+        if sorted({slot for slot in slots if slot is not None}) != list(range(self._arity)):
+            raise ValueError("an argument of a prepared query does not reach its SQL unchanged")
+        expressions = [column for column, _sql, _alias in compiler.select[: compiler.col_count]]
+        converters = tuple(compiler.get_converters(expressions).items())
+        self._local.compiled = compiled = (sql, tuple(params), slots, converters)
+        return compiled
+
+    def rows(self, *args: Any) -> list[tuple]:
+        """The rows for these arguments, converted as the ORM converts them."""
+        compiled = getattr(self._local, "compiled", None) or self._compile()
+        sql, fixed, slots, converters = compiled
+        params = [fixed[index] if slot is None else args[slot] for index, slot in enumerate(slots)]
+        connection = connections[self._using]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        if not converters:
+            return rows
+        converted = []
+        for row in rows:
+            values = list(row)
+            for position, (functions, expression) in converters:
+                value = values[position]
+                for function in functions:
+                    value = function(value, expression, connection)
+                values[position] = value
+            converted.append(tuple(values))
+        return converted
+
+
+def field_names(model: type[Model], prefix: str = "") -> list[str]:
+    """The concrete columns of `model` as `values_list` names (`prefix` follows a relation: "user__")."""
+    return [prefix + field.attname for field in model._meta.concrete_fields]
+
+
+def model_rows(model: type[Model], rows: Sequence[Sequence[Any]], *, using: str = "default") -> list[Model]:
+    """Instances of `model` from rows of all its concrete columns in `field_names` order."""
+    names = [field.attname for field in model._meta.concrete_fields]
+    return [model.from_db(using, names, row) for row in rows]
+
+
+def related_models(row: Sequence[Any], parts: Sequence[type[Model]], *, using: str = "default") -> list:
+    """Split one row of `field_names(part, ...)` columns, part after part, into instances (None for a part
+    whose primary key is null: an empty left join)."""
+    instances, start = [], 0
+    for model in parts:
+        names = [field.attname for field in model._meta.concrete_fields]
+        values = row[start : start + len(names)]
+        start += len(names)
+        pk = values[names.index(model._meta.pk.attname)]
+        instances.append(None if pk is None else model.from_db(using, names, values))
+    return instances
+
+
+def cache_relation(instance: Model, name: str, related: Model | None) -> None:
+    """Set what `instance.<name>` returns without a query, as `select_related` does."""
+    instance._meta.get_field(name).set_cached_value(instance, related)
+
+
+# --- writes: UPDATE and INSERT statements built once per model and column list --------------------------
+
+_statements: dict[tuple, str] = {}
+
+
+def _statement(key: tuple, build: Callable[[], str]) -> str:
+    sql = _statements.get(key)
+    if sql is None:
+        sql = _statements[key] = build()
+    return sql
+
+
+def snapshot(instance: Model) -> dict[str, Any]:
+    """The column values of a loaded row, to be compared by `save_changed` (JSON columns are not kept:
+    they are always written, since they may have been changed in place)."""
+    return {
+        field.attname: getattr(instance, field.attname)
+        for field in instance._meta.concrete_fields
+        if field.get_internal_type() != "JSONField"
+    }
+
+
+def save_changed(instance: Model, before: dict[str, Any], *, using: str = "default") -> None:
+    """Write the columns of `instance` that differ from `before` (its `snapshot`) and every JSON column, in
+    one UPDATE of its row: what `instance.save()` writes, without compiling a query each time."""
+    meta = instance._meta
+    fields = [
+        field
+        for field in meta.concrete_fields
+        if not field.primary_key
+        and (field.attname not in before or before[field.attname] != getattr(instance, field.attname))
+    ]
+    if not fields:
+        return
+    connection = connections[using]
+    quote = connection.ops.quote_name
+
+    def build() -> str:
+        columns = ", ".join(f"{quote(field.column)} = %s" for field in fields)
+        return f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
+
+    sql = _statement((connection.vendor, "update", meta.label, *(f.attname for f in fields)), build)
+    params = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, instance.pk])
+
+
+def insert(model: type[Model], instances: Sequence[Model], *, using: str = "default") -> None:
+    """INSERT new rows in one statement, as `bulk_create` does without compiling it each time (their ids are
+    not read back). Field defaults apply as the model's constructor set them."""
+    if not instances:
+        return
+    meta = model._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+
+    def build() -> str:
+        columns = ", ".join(quote(field.column) for field in fields)
+        return f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES " + ", ".join([row] * len(instances))
+
+    sql = _statement((connection.vendor, "insert", meta.label, len(instances)), build)
+    params = [
+        field.get_db_prep_save(field.pre_save(instance, True), connection)
+        for instance in instances
+        for field in fields
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)

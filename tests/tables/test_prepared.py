@@ -1,0 +1,100 @@
+"""Prepared queries (tables.prepared): the same rows as the ORM, converted alike, for any arguments."""
+
+import threading
+
+import pytest
+from django.db.models import Exists, OuterRef
+
+from tables.engine.rules import PRESETS
+from tables.models import Presence, RulePreset, Seat, Table, TableEvent
+from tables.prepared import Prepared, cache_relation, field_names, model_rows, related_models
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tables(django_user_model):
+    preset = RulePreset.objects.create(name="Prepared", rules=PRESETS["Vegas Strip"].to_dict())
+    made = [Table.objects.create(name=f"t{n}", preset=preset, min_bet=10, max_bet=500) for n in range(3)]
+    user = django_user_model.objects.create_user(username="pat")
+    Seat.objects.create(table=made[1], number=3, user=user)
+    Presence.objects.create(table=made[1], user=user, channel_name="c1")
+    for n in range(4):
+        TableEvent.objects.create(table=made[1], kind=TableEvent.Kind.ACTION, text=f"e{n}")
+    return made
+
+
+def test_rows_equal_the_orm_for_each_argument_with_dates_and_json_converted(tables):
+    def build(table_id):
+        return Table.objects.filter(pk=table_id).values_list("name", "created_at", "preset__rules")
+
+    prepared = Prepared(build, arity=1)
+    for table in tables:
+        assert prepared.rows(table.pk) == list(build(table.pk))
+    _name, created_at, rules = prepared.rows(tables[0].pk)[0]
+    assert created_at == tables[0].created_at
+    assert isinstance(rules, dict)
+    assert prepared.rows(-1) == []
+
+
+def test_an_argument_may_appear_twice_and_slices_and_order_hold(tables):
+    def seats(table_id):
+        present = Presence.objects.filter(table_id=table_id, user_id=OuterRef("user_id"))
+        return (
+            Seat.objects.filter(table_id=table_id)
+            .annotate(here=Exists(present))
+            .values_list("number", "user_id", "here")
+        )
+
+    assert Prepared(seats, arity=1).rows(tables[1].pk) == [(3, tables[1].seat_set.get().user_id, True)]
+    events = Prepared(
+        lambda table_id: TableEvent.objects.filter(table_id=table_id).order_by("-id").values_list("text")[:2],
+        arity=1,
+    )
+    assert events.rows(tables[1].pk) == [("e3",), ("e2",)]
+    assert events.rows(tables[0].pk) == []
+
+
+def test_an_argument_that_does_not_reach_the_sql_unchanged_is_refused(tables):
+    prepared = Prepared(lambda table_id: Table.objects.filter(pk=table_id + 1).values_list("id"), arity=1)
+    with pytest.raises(ValueError, match="unchanged"):
+        prepared.rows(tables[0].pk)
+
+
+def test_models_built_from_rows_equal_loaded_ones_with_relations_cached(tables, django_assert_num_queries):
+    table = tables[1]
+    rows = Prepared(
+        lambda table_id: Table.objects.filter(pk=table_id).values_list(
+            *field_names(Table), *field_names(RulePreset, "preset__")
+        ),
+        arity=1,
+    ).rows(table.pk)
+    built, preset = related_models(rows[0], (Table, RulePreset))
+    cache_relation(built, "preset", preset)
+    with django_assert_num_queries(0):
+        assert built.preset.name == "Prepared"
+    loaded = Table.objects.get(pk=table.pk)
+    for field in Table._meta.concrete_fields:
+        assert getattr(built, field.attname) == getattr(loaded, field.attname)
+    plain = Prepared(
+        lambda table_id: Table.objects.filter(pk=table_id).values_list(*field_names(Table)), arity=1
+    )
+    assert model_rows(Table, plain.rows(table.pk)) == [loaded]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_thread_compiles_for_its_own_connection(tables):
+    prepared = Prepared(lambda table_id: Table.objects.filter(pk=table_id).values_list("name"), arity=1)
+    assert prepared.rows(tables[2].pk) == [("t2",)]
+    seen = []
+
+    def other_thread():
+        from django.db import connection
+
+        seen.append(prepared.rows(tables[0].pk))
+        connection.close()
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    assert seen == [[("t0",)]]
