@@ -36,11 +36,13 @@ from tables.models import ChatMessage, Table
 from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
 from tables.viewmodel import (
     TableUnavailable,
+    ViewerView,
     build_lobby_view,
-    build_table_view,
+    cached_viewer_view,
     chat_entry,
-    encode_view,
+    forget_table_views,
     recent_chat,
+    viewer_view,
     visible_table,
 )
 
@@ -181,7 +183,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send_error(error.code, error.message)
             return
         try:
-            await database_sync_to_async(self._perform)(action)
+            version = await database_sync_to_async(self._perform)(action)
         except services.ActionRefused as refusal:
             await self.send_error(refusal.code, refusal.message, fresh=refusal.code == "stale_version")
             return
@@ -192,24 +194,27 @@ class TableConsumer(AsyncWebsocketConsumer):
                 UNAVAILABLE, "The server cannot reach its database; nothing was changed. Retry."
             )
             return
-        if action["action"] != "chat":
-            await self.send_view()
+        if version is not None:
+            await self.send_view(version=version)
 
-    def _perform(self, action: dict[str, Any]) -> None:
+    def _perform(self, action: dict[str, Any]) -> int | None:
+        """Apply the action; the table's new version (None for a chat line, which changes no version)."""
         if action["action"] == "chat":
             services.post_chat(table_id=self.table_id, user=self.user, text=action["text"])
-        else:
-            services.perform(
-                table_id=self.table_id, user=self.user, action=action, expected_version=action["v"]
-            )
+            return None
+        return services.perform(
+            table_id=self.table_id, user=self.user, action=action, expected_version=action["v"]
+        )
 
     # --- group messages ---
 
     async def table_changed(self, event):
         if event["v"] > self.sent_version:
-            await self.send_view()
+            await self.send_view(version=event["v"])
 
     async def table_chat(self, event):
+        # The shared part this process keeps lists the chat: the next view reads it afresh.
+        forget_table_views(self.table_id)
         text = await database_sync_to_async(self._render_chat)(event["id"])
         if text is not None:
             await self.send(text_data=text)
@@ -225,17 +230,27 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     # --- sending ---
 
-    async def send_view(self, *, force: bool = False, error: dict[str, str] | None = None) -> None:
+    async def send_view(
+        self, *, force: bool = False, error: dict[str, str] | None = None, version: int | None = None
+    ) -> None:
         """Send the viewer's current view unless this connection already has that version (or a newer one);
-        `force` sends it again at the same version."""
-        try:
-            view, text = await database_sync_to_async(self._build)(error)
-        except Table.DoesNotExist:
-            await self.close()
+        `force` sends it again at the same version. With `version` (announced by a broadcast, or made by this
+        viewer's own action) the view comes from the shared part this process keeps for that version when it
+        can, built right here without the database thread; otherwise it is read from the database."""
+        found = None
+        if version is not None:
+            found = cached_viewer_view(table_id=self.table_id, user=self.user, version=version)
+        if found is not None:
+            built, text = found.version, self._encode(found, error)
+        else:
+            try:
+                built, text = await database_sync_to_async(self._build)(error, version)
+            except Table.DoesNotExist:
+                await self.close()
+                return
+        if built < self.sent_version or (built == self.sent_version and not force):
             return
-        if view["v"] < self.sent_version or (view["v"] == self.sent_version and not force):
-            return
-        self.sent_version = view["v"]
+        self.sent_version = built
         await self.send(text_data=text)
 
     async def send_error(self, code: str, message: str, *, fresh: bool = False) -> None:
@@ -250,11 +265,14 @@ class TableConsumer(AsyncWebsocketConsumer):
         else:
             await self.send(text_data=render_to_string(f"{LIVE_TEMPLATE}#flash", {"error": error}))
 
-    def _build(self, error: dict[str, str] | None) -> tuple[dict[str, Any], str]:
-        view = build_table_view(table_id=self.table_id, user=self.user)
+    def _build(self, error: dict[str, str] | None, version: int | None) -> tuple[int, str]:
+        found = viewer_view(table_id=self.table_id, user=self.user, version=version)
+        return found.version, self._encode(found, error)
+
+    def _encode(self, found: ViewerView, error: dict[str, str] | None) -> str:
         if self.json_format:
-            return view, encode_view(view)
-        return view, render_to_string(LIVE_TEMPLATE, {"view": view, "user": self.user, "error": error})
+            return found.json()
+        return render_to_string(LIVE_TEMPLATE, {"view": found.view, "user": self.user, "error": error})
 
 
 class LobbyConsumer(AsyncWebsocketConsumer):

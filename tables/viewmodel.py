@@ -17,9 +17,10 @@ import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
-from django.db.models import BigIntegerField, Count, OuterRef, Q, Subquery, Value
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.templatetags.static import static
 
 from accounts.avatars import avatar_static_path
@@ -29,7 +30,8 @@ from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, allowed_actions
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import recommend
-from tables.models import ChatMessage, Phase, Presence, Round, Seat, Shoe, Table, TableEvent
+from tables.models import ChatMessage, Phase, Presence, Round, RulePreset, Seat, Shoe, Table, TableEvent
+from tables.prepared import Prepared, cache_relation, field_names, related_models
 
 EVENTS_SHOWN = 30
 CHAT_SHOWN = 30
@@ -64,56 +66,199 @@ def visible_table(*, table_id: int, user, private_token: str | None = None) -> T
 
 @dataclass(frozen=True)
 class _Shared:
-    """What every viewer of a table sees alike at one version: the view's `table` part and what `you` needs.
-    Shared between viewers once built: never mutate it."""
+    """What every viewer of a table sees alike at one version: the view's `table` part, what `you` needs, and
+    the seated players' balances. Shared between viewers once built: never mutate it."""
 
     table: Table
-    seat_rows: dict[int, Seat]
+    seat_rows: dict[int, "_SeatRow"]
     state: RoundState | None
     turn: tuple[int, int] | None
     view_table: dict[str, Any]
     last_chat: int | None
+    balances: dict[int, int]
+
+    @cached_property
+    def table_json(self) -> str:
+        """The `table` part as JSON, encoded once for every JSON viewer of this version."""
+        return json.dumps(self.view_table)
 
 
-# Per process: (table id, created_at, version, last chat id) -> _Shared. After a change every connected viewer
-# rebuilds its view; the first one reads the table and the others only add their own `you` part. The key
-# changes with every committed change that bumps the version and with every chat line.
-_shared_views: OrderedDict[tuple, _Shared] = OrderedDict()
+@dataclass(frozen=True)
+class ViewerView:
+    """One viewer's `state` message: the dict, and its JSON (reusing the shared part's encoding)."""
+
+    view: dict[str, Any]
+    shared: _Shared
+
+    @property
+    def version(self) -> int:
+        return self.view["v"]
+
+    def json(self) -> str:
+        you = json.dumps(self.view["you"])
+        return f'{{"type": "state", "v": {self.version}, "table": {self.shared.table_json}, "you": {you}}}'
+
+
+# Per process: (table id, version) -> _Shared. After a change every connected viewer rebuilds its view; the
+# first one reads the table and the others only add their own `you` part, without a query when they know the
+# version (the broadcast says it) and hold a seat (their balance is in the shared part).
+_shared_views: OrderedDict[tuple[int, int], _Shared] = OrderedDict()
 _shared_lock = threading.Lock()
-SHARED_VIEWS_KEPT = 128
+SHARED_VIEWS_KEPT = 256
+
+
+class _SeatRow(NamedTuple):
+    """A seat as the view needs it (plain values: seven of these are read for every table version)."""
+
+    number: int
+    user_id: int | None
+    ready: bool
+    sitting_out: bool
+    leaving_after_round: bool
+    connected: bool
+    user__username: str | None
+    user__display_name: str | None
+    user__avatar: str | None
+    user__wallet__balance: int | None
+
+    @property
+    def balance(self) -> int | None:
+        return self.user__wallet__balance
+
+
+# --- the reads, compiled once (tables.prepared): every table version runs them ---------------------------
+
+_TABLE_PARTS = (Table, Round, Shoe, RulePreset)
+_TABLE_ROW = Prepared(
+    lambda table_id: Table.objects.filter(pk=table_id).values_list(
+        *field_names(Table),
+        *field_names(Round, "current_round__"),
+        *field_names(Shoe, "current_round__shoe__"),
+        *field_names(RulePreset, "preset__"),
+    ),
+    arity=1,
+)
+_SEATS = Prepared(
+    lambda table_id: (
+        Seat.objects.filter(table_id=table_id)
+        .annotate(connected=Exists(Presence.objects.filter(table_id=table_id, user_id=OuterRef("user_id"))))
+        .values_list(*_SeatRow._fields)
+    ),
+    arity=1,
+)
+_EVENTS = Prepared(
+    lambda table_id: (
+        TableEvent.objects.filter(table_id=table_id)
+        .order_by("-id")
+        .values_list("created_at", "text", "kind")[:EVENTS_SHOWN]
+    ),
+    arity=1,
+)
+_CHAT = Prepared(
+    lambda table_id: (
+        ChatMessage.objects.filter(table_id=table_id)
+        .order_by("-id")
+        .values_list("id", "user__username", "user__display_name", "text", "created_at")[:CHAT_SHOWN]
+    ),
+    arity=1,
+)
+_VERSION_KEY = Prepared(
+    lambda table_id, user_id: (
+        Table.objects.filter(pk=table_id)
+        .annotate(
+            last_chat=Subquery(
+                ChatMessage.objects.filter(table_id=table_id).order_by("-id").values("id")[:1]
+            ),
+            balance=Subquery(Wallet.objects.filter(user_id=user_id).values("balance")[:1]),
+        )
+        .values_list("version", "created_at", "last_chat", "balance")
+    ),
+    arity=2,
+)
+
+
+def _load_table(table_id: int) -> Table:
+    """The table with its preset, current round and the round's shoe (as select_related would load them)."""
+    rows = _TABLE_ROW.rows(table_id)
+    if not rows:
+        raise Table.DoesNotExist(f"no table {table_id}")
+    table, round_, shoe, preset = related_models(rows[0], _TABLE_PARTS)
+    if round_ is not None:
+        cache_relation(round_, "shoe", shoe)
+    cache_relation(table, "current_round", round_)
+    cache_relation(table, "preset", preset)
+    return table
 
 
 def build_table_view(*, table_id: int, user) -> dict[str, Any]:
     """The `state` message for `user` (anonymous: the spectator's view). Raises Table.DoesNotExist."""
-    last_chat = ChatMessage.objects.filter(table_id=OuterRef("pk")).order_by("-id").values("id")[:1]
-    rows = Table.objects.filter(pk=table_id).annotate(last_chat=Subquery(last_chat))
-    if user.is_authenticated:
-        # The viewer's balance rides along with the version key: one query per viewer when the shared part
-        # of this version is built already.
-        rows = rows.annotate(balance=Subquery(Wallet.objects.filter(user_id=user.pk).values("balance")[:1]))
-    else:
-        rows = rows.annotate(balance=Value(None, output_field=BigIntegerField()))
-    row = rows.values_list("version", "created_at", "last_chat", "balance").first()
-    if row is None:
+    return viewer_view(table_id=table_id, user=user).view
+
+
+def viewer_view(*, table_id: int, user, version: int | None = None) -> ViewerView:
+    """`user`'s view of the table from the database: the shared part of the stored version if this process
+    has it (one query: the version key and the viewer's balance), else read afresh. With `version` (what a
+    broadcast announced) the kept shared part of that version is used without any query when it can be
+    (`cached_viewer_view`). Raises Table.DoesNotExist."""
+    if version is not None:
+        found = cached_viewer_view(table_id=table_id, user=user, version=version)
+        if found is not None:
+            return found
+    # The balance of an anonymous viewer's user id 0 is nobody's: None.
+    rows = _VERSION_KEY.rows(table_id, user.pk if user.is_authenticated else 0)
+    if not rows:
         raise Table.DoesNotExist(f"no table {table_id}")
-    *key_fields, balance = row
-    key = (table_id, *key_fields)
+    stored_version, created_at, chat_id, balance = rows[0]
     with _shared_lock:
-        shared = _shared_views.get(key)
-    if shared is None:
+        shared = _shared_views.get((table_id, stored_version))
+    if shared is None or shared.table.created_at != created_at or shared.last_chat != chat_id:
         shared = _build_shared(table_id)
-        if [shared.table.version, shared.table.created_at, shared.last_chat] == key_fields:
-            with _shared_lock:
-                _shared_views[key] = shared
-                while len(_shared_views) > SHARED_VIEWS_KEPT:
-                    _shared_views.popitem(last=False)
-    you = _you(shared, user, balance)
-    return {"type": "state", "v": shared.table.version, "table": shared.view_table, "you": you}
+        if (shared.table.version, shared.table.created_at, shared.last_chat) == (
+            stored_version,
+            created_at,
+            chat_id,
+        ):
+            _keep(shared)
+    return ViewerView(_view(shared, user, balance), shared)
 
 
-def encode_view(view: dict[str, Any]) -> str:
-    """The `state` message as JSON text (what `?format=json` clients receive)."""
-    return json.dumps(view)
+def cached_viewer_view(*, table_id: int, user, version: int) -> ViewerView | None:
+    """`user`'s view at `version` from the shared part this process keeps, without touching the database;
+    None when this process has not built that version, or the viewer holds no seat (so its balance is not in
+    the shared part)."""
+    with _shared_lock:
+        shared = _shared_views.get((table_id, version))
+    if shared is None:
+        return None
+    balance = None
+    if user.is_authenticated:
+        balance = shared.balances.get(user.pk)
+        if balance is None:
+            return None
+    return ViewerView(_view(shared, user, balance), shared)
+
+
+def _keep(shared: _Shared) -> None:
+    with _shared_lock:
+        _shared_views[(shared.table.pk, shared.table.version)] = shared
+        while len(_shared_views) > SHARED_VIEWS_KEPT:
+            _shared_views.popitem(last=False)
+
+
+def _view(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
+    return {
+        "type": "state",
+        "v": shared.table.version,
+        "table": shared.view_table,
+        "you": _you(shared, user, balance),
+    }
+
+
+def forget_table_views(table_id: int) -> None:
+    """Drop what this process keeps of one table (a chat line arrived: the shared part lists the chat)."""
+    with _shared_lock:
+        for key in [key for key in _shared_views if key[0] == table_id]:
+            del _shared_views[key]
 
 
 def forget_shared_views() -> None:
@@ -123,11 +268,11 @@ def forget_shared_views() -> None:
 
 
 def _build_shared(table_id: int) -> _Shared:
-    table = Table.objects.select_related("preset", "current_round", "current_round__shoe").get(pk=table_id)
+    table = _load_table(table_id)
     round_ = table.current_round
     state = _engine_state(round_)
-    seat_rows = {seat.number: seat for seat in Seat.objects.filter(table=table).select_related("user")}
-    connected = set(Presence.objects.filter(table=table).values_list("user_id", flat=True))
+    seat_rows = {row[0]: _SeatRow(*row) for row in _SEATS.rows(table_id)}
+    balances = {row.user_id: row.balance for row in seat_rows.values() if row.balance is not None}
     # A round under way plays by the rules and limits it opened with (staff edits apply from the next round).
     live_round = round_ if round_ is not None and not round_.is_over else None
     rules = RuleSet.from_dict(live_round.rules) if live_round is not None else table.ruleset()
@@ -146,8 +291,7 @@ def _build_shared(table_id: int) -> _Shared:
         "turn": None if turn is None else {"seat": turn[0], "hand": turn[1]},
         "dealer": _dealer(state),
         "seats": [
-            _seat_view(number, seat_rows.get(number), state, turn, connected)
-            for number in range(1, table.seats + 1)
+            _seat_view(number, seat_rows.get(number), state, turn) for number in range(1, table.seats + 1)
         ],
         "seats_total": table.seats,
         "shoe": _shoe(table, round_),
@@ -160,7 +304,8 @@ def _build_shared(table_id: int) -> _Shared:
         "events": _events(table),
         "chat": chat,
     }
-    return _Shared(table, seat_rows, state, turn, view_table, chat[-1]["id"] if chat else None)
+    last_chat = chat[-1]["id"] if chat else None
+    return _Shared(table, seat_rows, state, turn, view_table, last_chat, balances)
 
 
 def chat_entry(message: ChatMessage) -> dict[str, Any]:
@@ -227,8 +372,8 @@ def _dealer(state) -> dict[str, Any]:
     return {"cards": shown, "total": total, "soft": soft, "hole_hidden": hidden}
 
 
-def _seat_view(number: int, row: Seat | None, state, turn, connected: set[int]) -> dict[str, Any]:
-    user = row.user if row is not None else None
+def _seat_view(number: int, row: _SeatRow | None, state, turn) -> dict[str, Any]:
+    taken = row is not None and row.user_id is not None
     engine_seat = state.seats.get(number) if state is not None else None
     hands = []
     if engine_seat is not None:
@@ -249,20 +394,18 @@ def _seat_view(number: int, row: Seat | None, state, turn, connected: set[int]) 
             )
     return {
         "seat": number,
-        "player": user.username if user is not None else None,
-        "display_name": user.public_name if user is not None else None,
-        "avatar": user.avatar if user is not None else None,
-        "avatar_url": static(avatar_static_path(user.avatar)) if user is not None else None,
+        "player": row.user__username if taken else None,
+        "display_name": (row.user__display_name or row.user__username) if taken else None,
+        "avatar": row.user__avatar if taken else None,
+        "avatar_url": static(avatar_static_path(row.user__avatar)) if taken else None,
         "bet": engine_seat.bet if engine_seat is not None else 0,
         "insurance": engine_seat.insurance if engine_seat is not None else 0,
         "in_round": engine_seat is not None and bool(engine_seat.hands),
         "hands": hands,
-        "ready": bool(row and user and row.ready),
-        "sitting_out": bool(
-            row and user and (row.sitting_out or (engine_seat is not None and engine_seat.sitting_out))
-        ),
-        "leaving": bool(row and user and row.leaving_after_round),
-        "connected": user is not None and user.pk in connected,
+        "ready": taken and row.ready,
+        "sitting_out": taken and (row.sitting_out or (engine_seat is not None and engine_seat.sitting_out)),
+        "leaving": taken and row.leaving_after_round,
+        "connected": taken and row.connected,
         "is_turn": turn is not None and turn[0] == number,
     }
 
@@ -314,7 +457,7 @@ def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
     }
 
 
-def _seat_actions(table: Table, row: Seat, state) -> list[str]:
+def _seat_actions(table: Table, row: _SeatRow, state) -> list[str]:
     """Actions the server would accept for this seat now (`leave` and `chat` are table-level)."""
     phase = table.phase
     actions: list[str] = []
@@ -348,16 +491,17 @@ def _shoe(table: Table, round_: Round | None) -> dict[str, Any] | None:
 
 
 def _events(table: Table) -> list[dict[str, Any]]:
-    rows = TableEvent.objects.filter(table=table).order_by("-id")[:EVENTS_SHOWN]
-    return [
-        {"at": _iso(event.created_at), "text": event.text, "kind": event.kind} for event in reversed(rows)
-    ]
+    rows = _EVENTS.rows(table.pk)
+    return [{"at": _iso(at), "text": text, "kind": kind} for at, text, kind in reversed(rows)]
 
 
 def recent_chat(*, table_id: int) -> list[dict[str, Any]]:
     """The table's last chat lines, oldest first (the view's `chat` list)."""
-    rows = ChatMessage.objects.filter(table_id=table_id).select_related("user").order_by("-id")[:CHAT_SHOWN]
-    return [chat_entry(message) for message in reversed(rows)]
+    rows = _CHAT.rows(table_id)
+    return [
+        {"id": pk, "from": username, "display_name": display_name or username, "text": text, "at": _iso(at)}
+        for pk, username, display_name, text, at in reversed(rows)
+    ]
 
 
 def _iso(moment) -> str | None:

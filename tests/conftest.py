@@ -17,6 +17,15 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_shared_views():
+    """Each test starts with no table views kept in the process: test databases reuse table ids and
+    versions, which in production name one table state for good."""
+    from tables.viewmodel import forget_shared_views
+
+    forget_shared_views()
+
+
 def pytest_collection_modifyitems(config, items):
     """Browser tests run last: Playwright's sync API leaves an event loop running behind it."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

@@ -21,7 +21,10 @@ from tables.viewmodel import (
     TableUnavailable,
     build_lobby_view,
     build_table_view,
+    cached_viewer_view,
     forget_shared_views,
+    forget_table_views,
+    viewer_view,
     visible_table,
 )
 
@@ -282,9 +285,9 @@ def test_query_count_does_not_grow_with_seats_events_or_chat(users, django_asser
     for n in range(40):
         TableEvent.objects.create(table=table, kind=TableEvent.Kind.ACTION, text=f"event {n}")
         ChatMessage.objects.create(table=table, user=users[n % 3], text=f"line {n}")
-    # The first viewer of a version: version key with its balance, table + round + shoe, seats + users,
-    # presence, events, chat + users.
-    with django_assert_num_queries(6):
+    # The first viewer of a version: version key with its balance, table + round + shoe + preset,
+    # seats + users + wallets + presence, events, chat + users.
+    with django_assert_num_queries(5):
         first = build_table_view(table_id=table.pk, user=users[0])
     # Every other viewer of the same version: the version key with its own balance.
     with django_assert_num_queries(1):
@@ -294,6 +297,53 @@ def test_query_count_does_not_grow_with_seats_events_or_chat(users, django_asser
     assert second["table"] == first["table"]
     assert second["you"]["seats"] == [2]
     assert first["you"]["seats"] == [1]
+
+
+def test_a_viewer_told_the_version_builds_its_view_without_a_query(users, django_assert_num_queries):
+    table = make_table()
+    deal_round(table, {1: users[0], 2: users[1]}, FRONT)
+    version = Table.objects.get(pk=table.pk).version
+    assert cached_viewer_view(table_id=table.pk, user=users[1], version=version) is None  # nothing built yet
+    first = viewer_view(table_id=table.pk, user=users[0], version=version)
+    with django_assert_num_queries(0):
+        second = cached_viewer_view(table_id=table.pk, user=users[1], version=version)
+        spectator = cached_viewer_view(table_id=table.pk, user=AnonymousUser(), version=version)
+    assert second.view == build_table_view(table_id=table.pk, user=users[1])
+    assert second.view["you"]["seats"] == [2]
+    assert second.view["you"]["balance"] == users[1].wallet.balance == 10_000
+    assert spectator.view["you"]["is_spectator"] is True
+    assert second.view["table"] is first.view["table"]
+    # A logged-in viewer without a seat has no balance in the shared part: read from the database.
+    assert cached_viewer_view(table_id=table.pk, user=users[2], version=version) is None
+    with django_assert_num_queries(1):
+        watcher = viewer_view(table_id=table.pk, user=users[2], version=version)
+    assert watcher.view["you"]["seats"] == []
+    # Another version is not served from this one.
+    assert cached_viewer_view(table_id=table.pk, user=users[1], version=version + 1) is None
+
+
+def test_the_json_of_a_view_reuses_the_shared_encoding_and_equals_the_view(users):
+    table = make_table()
+    deal_round(table, {1: users[0], 2: users[1]}, FRONT)
+    found = viewer_view(table_id=table.pk, user=users[0])
+    assert json.loads(found.json()) == found.view
+    assert found.shared.table_json in found.json()
+
+
+def test_a_chat_line_makes_the_kept_versions_of_its_table_go(users):
+    table = make_table()
+    other = make_table(preset="Downtown")
+    deal_round(table, {1: users[0]}, FRONT)
+    version = Table.objects.get(pk=table.pk).version
+    viewer_view(table_id=table.pk, user=users[0])
+    viewer_view(table_id=other.pk, user=AnonymousUser())
+    ChatMessage.objects.create(table=table, user=users[0], text="gg")
+    forget_table_views(table.pk)
+    assert cached_viewer_view(table_id=table.pk, user=users[0], version=version) is None
+    other_version = Table.objects.get(pk=other.pk).version
+    assert cached_viewer_view(table_id=other.pk, user=AnonymousUser(), version=other_version) is not None
+    chat = viewer_view(table_id=table.pk, user=users[0], version=version).view["table"]["chat"]
+    assert [line["text"] for line in chat] == ["gg"]
 
 
 def test_a_new_version_or_chat_line_is_read_afresh(users):
