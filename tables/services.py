@@ -21,6 +21,7 @@ it is recomputed from the shoe's seeds whenever a round is loaded, and stripped 
 import logging
 import secrets
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -52,6 +53,16 @@ from tables.models import (
     Shoe,
     Table,
     TableEvent,
+)
+from tables.prepared import (
+    Prepared,
+    cache_relation,
+    field_names,
+    insert,
+    model_rows,
+    related_models,
+    save_changed,
+    snapshot,
 )
 
 logger = logging.getLogger(__name__)
@@ -86,6 +97,33 @@ class RoundBroken(Exception):
         self.reason = reason
 
 
+# --- the reads every action makes, compiled once (tables.prepared) ----------------------------------------
+
+_SUSPENDED = Prepared(
+    lambda user_id: _user_model().objects.filter(pk=user_id, suspended=True).values_list("pk")[:1], arity=1
+)
+_LOCK_TABLE = Prepared(
+    lambda table_id: Table.objects.select_for_update().filter(pk=table_id).values_list(*field_names(Table)),
+    arity=1,
+)
+_SEATS = Prepared(
+    lambda table_id: Seat.objects.filter(table_id=table_id).values_list(
+        *field_names(Seat), *field_names(_user_model(), "user__")
+    ),
+    arity=1,
+)
+_ROUND = Prepared(
+    lambda round_id: Round.objects.filter(pk=round_id).values_list(
+        *field_names(Round), *field_names(Shoe, "shoe__")
+    ),
+    arity=1,
+)
+_LAST_SEQ = Prepared(
+    lambda round_id: ActionLog.objects.filter(round_id=round_id).order_by("-seq").values_list("seq")[:1],
+    arity=1,
+)
+
+
 # --- the entry points ---------------------------------------------------------------------------------------
 
 
@@ -98,7 +136,7 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     handler = _HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
         raise ActionRefused("bad_message", f"Unknown action {name!r}.")
-    if name != "leave" and _user_model().objects.filter(pk=user.pk, suspended=True).exists():
+    if name != "leave" and _SUSPENDED.rows(user.pk):
         raise ActionRefused("suspended", "Your account is suspended: you cannot sit or play.")
     try:
         with transaction.atomic():
@@ -441,20 +479,29 @@ class _Change:
         self._next_seq: int | None = None
         self._start_phase = table.phase
         self._start_round_id = table.current_round_id
-        self._seats_before = {number: _seat_fields(seat) for number, seat in seats.items()}
+        self._table_before = snapshot(table)
+        self._seats_before = {number: snapshot(seat) for number, seat in seats.items()}
+        self._loaded_round: tuple[Round, dict[str, Any]] | None = None  # the round as loaded, to compare
         self._finished_round_id: int | None = None  # the round loaded already over: nothing to write back
         self.actor: int | None = None  # the user whose action this change applies (None: clock, presence)
 
     @classmethod
     def begin(cls, table_id: int, *, load_round: bool = True, now: datetime | None = None) -> "_Change":
-        table = Table.objects.select_for_update().filter(pk=table_id).first()
-        if table is None:
+        rows = _LOCK_TABLE.rows(table_id)
+        if not rows:
             raise ActionRefused("bad_message", "No such table.")
-        seats = {seat.number: seat for seat in Seat.objects.filter(table=table).select_related("user")}
+        (table,) = model_rows(Table, rows)
+        seats = {}
+        for row in _SEATS.rows(table_id):
+            seat, seat_user = related_models(row, (Seat, _user_model()))
+            cache_relation(seat, "user", seat_user)
+            seats[seat.number] = seat
         change = cls(table, seats, now or timezone.now())
         if load_round and table.current_round_id:
-            rnd = Round.objects.select_related("shoe").get(pk=table.current_round_id)
+            rnd, shoe = related_models(_ROUND.rows(table.current_round_id)[0], (Round, Shoe))
+            cache_relation(rnd, "shoe", shoe)
             change.round = rnd
+            change._loaded_round = (rnd, snapshot(rnd))
             if rnd.is_over:
                 change._finished_round_id = rnd.pk
             else:
@@ -475,9 +522,9 @@ class _Change:
 
     def log(self, action: dict[str, Any], *, user=None, seat: int | None = None) -> None:
         if self._next_seq is None:
-            last = ActionLog.objects.filter(round=self.round).aggregate(last=Max("seq"))["last"]
-            self._next_seq = (last or 0) + 1
-        ActionLog.objects.create(
+            last = _LAST_SEQ.rows(self.round.pk)
+            self._next_seq = (last[0][0] if last else 0) + 1
+        entry = ActionLog(
             round=self.round,
             table=self.table,
             seq=self._next_seq,
@@ -487,6 +534,7 @@ class _Change:
             version_after=self.table.version + 1,
             created_at=self.now,
         )
+        insert(ActionLog, [entry])
         self._next_seq += 1
 
     def owner(self, number: int):
@@ -507,7 +555,10 @@ class _Change:
             rnd.phase = self.table.phase
             rnd.deadline = self.table.deadline
         rnd.version = self.table.version + 1
-        rnd.save()
+        if self._loaded_round is not None and self._loaded_round[0] is rnd:
+            save_changed(rnd, self._loaded_round[1])
+        else:
+            rnd.save()
 
     def finish(self) -> int:
         table = self.table
@@ -517,22 +568,18 @@ class _Change:
             table.window_version, table.window_actors = table.version, {}
         if self.actor is not None:
             table.window_actors[str(self.actor)] = table.version
-        table.save()
+        save_changed(table, self._table_before)
         for number, seat in self.seats.items():
-            if _seat_fields(seat) != self._seats_before.get(number):
+            before = self._seats_before.get(number)
+            if before is None:
                 seat.save()
-        TableEvent.objects.bulk_create(self._events)
+            elif snapshot(seat) != before:
+                save_changed(seat, before)
+        insert(TableEvent, self._events)
         broadcast.table_changed_on_commit(
             table.pk, table.version, lobby=self.lobby or table.phase != self._start_phase
         )
         return table.version
-
-
-_SEAT_FIELDS = [field.attname for field in Seat._meta.concrete_fields]
-
-
-def _seat_fields(seat: Seat) -> tuple:
-    return tuple(getattr(seat, name) for name in _SEAT_FIELDS)
 
 
 def _guarded(table_id: int, body, now: datetime) -> int:
@@ -811,9 +858,14 @@ def _new_client_seed() -> str:
 def _shoe_order(shoe: Shoe) -> list[str]:
     """The shoe's card order, recomputed from its seeds. Server-side only: never send it, never store it.
     (Tests replace this function to script the cards; nothing a client sends can reach it.)"""
-    return shuffled_shoe(
-        server_seed=shoe.server_seed, client_seed=shoe.client_seed, decks=shoe.decks, nonce=shoe.nonce
-    )
+    return list(_order_of(shoe.server_seed, shoe.client_seed, shoe.decks, shoe.nonce))
+
+
+@lru_cache(maxsize=512)
+def _order_of(server_seed: str, client_seed: str, decks: int, nonce: int) -> tuple[str, ...]:
+    """Every action loads its round, so the shuffle of a shoe in play is kept per process (keyed on all its
+    seeds) instead of being recomputed each time."""
+    return tuple(shuffled_shoe(server_seed=server_seed, client_seed=client_seed, decks=decks, nonce=nonce))
 
 
 def _dump_state(state: RoundState) -> dict[str, Any]:
