@@ -26,6 +26,7 @@ import contextlib
 import json
 import random
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +35,9 @@ from tables.engine.strategy import PLAYING_ACTIONS, Strategy
 from tables.loadtest.stats import Recorder
 
 CONNECT_TIMEOUT = 10.0
+#: The server's per-connection limit: at most this many frames in any second (`tables.consumers.FloodGuard`).
+RATE_LIMIT = 20
+RATE_WINDOW = 1.05  # seconds, with a margin for the two clocks
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 3.0)
 
 
@@ -169,6 +173,7 @@ class Bot:
         self.playing, self.stopping = playing, stopping
         self.think = think
         self.think_until: float | None = None  # when the pause before this bot's next action ends
+        self.sent_at: deque[float] = deque(maxlen=RATE_LIMIT)  # the latest sends, to keep within the limit
         self.socket = None
         self.state: dict[str, Any] | None = None
         self.in_flight: tuple[int, float] | None = None  # (version sent against, when)
@@ -284,8 +289,13 @@ class Bot:
         action = self._decide(state, ordered=self.ordered)  # on the newest state, after any pause
         if action is None or (action["action"] != "sit" and not self.playing.is_set()):
             return
-        version = state["v"]
         now = time.monotonic()
+        if len(self.sent_at) == RATE_LIMIT and now - self.sent_at[0] < RATE_WINDOW:
+            # The server refuses a 21st frame within a second (`rate_limited`): a polite client waits.
+            await asyncio.sleep(RATE_WINDOW - (now - self.sent_at[0]))
+            now = time.monotonic()
+        self.sent_at.append(now)
+        version = state["v"]
         self.acted_at = version
         self.in_flight = (version, now)
         self.think_until = None

@@ -192,6 +192,38 @@ async def test_bots_take_their_seats_without_thinking():
     assert [frame for _, frame in sent] == [{"action": "sit", "seat": 1, "v": 7}]
 
 
+@pytest.mark.asyncio
+async def test_a_bot_keeps_within_the_servers_rate_limit():
+    """Twenty frames sent in the last instant: the twenty-first waits until the first is a second old (the
+    server refuses a 21st frame within a second as `rate_limited`)."""
+    hit = playing_state(["Th", "6c"], "Td", v=7)
+    socket = FakeSocket(hit)
+    events = asyncio.Event(), asyncio.Event()
+    events[0].set()
+    bot = Bot(
+        urls=["ws://127.0.0.1:1/"],
+        session_key="k",
+        seat=1,
+        strategy=STRATEGY,
+        min_bet=10,
+        recorder=Recorder(),
+        shared=TableLedger(),
+        playing=events[0],
+        stopping=events[1],
+    )
+    bot.socket = socket
+    started = time.monotonic()
+    bot.sent_at.extend([started] * 20)
+    task = asyncio.create_task(bot._serve([float("inf")]))
+    try:
+        await asyncio.wait_for(socket.got.wait(), 5)
+    finally:
+        task.cancel()
+    [(sent_at, frame)] = socket.sent
+    assert frame["action"] == "hit"
+    assert sent_at - started >= 1.0
+
+
 def test_percentiles_use_the_nearest_rank():
     values = [n / 1000 for n in range(1, 101)]  # 1..100 ms
     assert percentiles(values) == {"count": 100, "p50": 50.0, "p95": 95.0, "p99": 99.0, "max": 100.0}
