@@ -3,8 +3,10 @@
 Thin by design: check who may connect, rate-limit and parse each frame (`tables.protocol`), make ONE service
 call in a worker thread (services run in transactions, which the async ORM cannot do), and send this viewer's
 own view (`tables.viewmodel`). Broadcasts only say "table N is at version v" (or "chat message m arrived",
-"the lobby changed"); each consumer then rebuilds its viewer's view from the database and sends it, unless it
-has already sent that version, so one connection never receives an older state after a newer one.
+"the lobby changed"); each consumer then builds its viewer's view of that version, from the part all viewers
+share that this process keeps per version (read from the database once, by whichever viewer comes first), and
+sends it unless it has already sent that version, so one connection never receives an older state after a
+newer one.
 
 Each connection's frames are counted against the rate limit as they arrive and handled one at a time, in
 order, by the connection's worker task; group messages are handled meanwhile, and every send of a view checks

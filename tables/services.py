@@ -1202,7 +1202,8 @@ def _play_text(change: _Change, user, name: str, number: int, index: int, before
     elif name == "double":
         text = f"{who} doubles on {hand_value(before)[0]}:{drawn}, {total}"
     elif name == "split":
-        text = f"{who} splits {_rank(before[0])}s" if before else f"{who} splits"
+        # "splits a pair of kings", not "splits Ks": that would read as the king of spades.
+        text = f"{who} splits a pair of {_RANK_NAMES[before[0][0]]}" if before else f"{who} splits"
     elif name == "surrender":
         return f"{who} surrenders (seat {number})."
     else:
@@ -1223,6 +1224,12 @@ def _result_text(user, number: int, seat_state, net: int) -> str:
 
 def _is_blackjack(cards: list[str]) -> bool:
     return len(cards) == 2 and hand_value(cards)[0] == 21
+
+
+_RANK_NAMES = {
+    "A": "aces", "2": "twos", "3": "threes", "4": "fours", "5": "fives", "6": "sixes", "7": "sevens",
+    "8": "eights", "9": "nines", "T": "tens", "J": "jacks", "Q": "queens", "K": "kings",
+}  # fmt: skip
 
 
 def _rank(card: str) -> str:

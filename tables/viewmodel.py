@@ -7,10 +7,14 @@ shoe order, the server seed of a shoe in play and the dealer's unrevealed hole c
 `build_lobby_view()` is the lobby's message.
 
 Reads: every connected viewer rebuilds its view after every change, so the part all viewers share (table,
-round, seats, presence, events, chat: five queries whatever their number of rows) is built once per table
-version and chat line and kept per process; each viewer's own read is one query (the table's version and
-last chat line, which key the shared part, with the viewer's balance). A row changed without bumping the
-version (a presence row that marks no seat, a staff edit in the admin) shows from the next version on.
+round, shoe, seats with their players' balances and presence, events, chat: four prepared queries whatever
+their number of rows, `tables.prepared`) is built once per table version and kept per process under
+(table id, version). A viewer told the version by a broadcast, holding a seat (so its balance is in the shared
+part) or watching anonymously, then gets its view without any query, in the consumer's event loop; anyone
+else reads one row first (the table's version and last chat line, which check the kept part, with the
+viewer's balance). A chat line makes a process forget its kept versions of that table. A row changed without
+bumping the version (a presence row that marks no seat, a staff edit in the admin) shows from the next
+version on.
 """
 
 import json

@@ -97,6 +97,9 @@ def test_split_double_surrender_and_the_next_round(table, alice, bob, act, balan
     act(table, alice, "bet", amount=50)
     act(table, bob, "bet", amount=40)
     act(table, alice, "split")
+    # Named in words: "splits 8s" would read as the eight of spades (a card that may be in the hole).
+    split = TableEvent.objects.filter(table=table).latest("id")
+    assert split.text == "Alice splits a pair of eights (seat 1)."
     act(table, alice, "double", hand=0)
     act(table, alice, "stand", hand=1)
     act(table, bob, "surrender")
