@@ -31,6 +31,16 @@ from django.utils import timezone
 
 from accounts import services as wallet
 from accounts.models import LedgerEntry
+from blackjack_site.prepared import (
+    Prepared,
+    cache_relation,
+    field_names,
+    insert,
+    model_rows,
+    related_models,
+    save_changed,
+    snapshot,
+)
 from tables import broadcast
 from tables.engine import round as engine
 from tables.engine.cards import hand_value
@@ -53,16 +63,6 @@ from tables.models import (
     Shoe,
     Table,
     TableEvent,
-)
-from tables.prepared import (
-    Prepared,
-    cache_relation,
-    field_names,
-    insert,
-    model_rows,
-    related_models,
-    save_changed,
-    snapshot,
 )
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class RoundBroken(Exception):
         self.reason = reason
 
 
-# --- the reads every action makes, compiled once (tables.prepared) ----------------------------------------
+# --- the reads every action makes, compiled once (blackjack_site.prepared) ------------------------------
 
 _SUSPENDED = Prepared(
     lambda user_id: _user_model().objects.filter(pk=user_id, suspended=True).values_list("pk")[:1], arity=1

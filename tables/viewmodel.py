@@ -8,7 +8,7 @@ shoe order, the server seed of a shoe in play and the dealer's unrevealed hole c
 
 Reads: every connected viewer rebuilds its view after every change, so the part all viewers share (table,
 round, shoe, seats with their players' balances and presence, events, chat: four prepared queries whatever
-their number of rows, `tables.prepared`) is built once per table version and kept per process under
+their number of rows, `blackjack_site.prepared`) is built once per table version and kept per process under
 (table id, version). A viewer told the version by a broadcast, holding a seat (so its balance is in the shared
 part) or watching anonymously, then gets its view without any query, in the consumer's event loop; anyone
 else reads one row first (the table's version and last chat line, which check the kept part, with the
@@ -29,13 +29,13 @@ from django.templatetags.static import static
 
 from accounts.avatars import avatar_static_path
 from accounts.models import Wallet
+from blackjack_site.prepared import Prepared, cache_relation, field_names, related_models
 from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, allowed_actions
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import recommend
 from tables.models import ChatMessage, Phase, Presence, Round, RulePreset, Seat, Shoe, Table, TableEvent
-from tables.prepared import Prepared, cache_relation, field_names, related_models
 
 EVENTS_SHOWN = 30
 CHAT_SHOWN = 30
@@ -130,7 +130,7 @@ class _SeatRow(NamedTuple):
         return self.user__wallet__balance
 
 
-# --- the reads, compiled once (tables.prepared): every table version runs them ---------------------------
+# --- the reads, compiled once (blackjack_site.prepared): every table version runs them -----------------
 
 _TABLE_PARTS = (Table, Round, Shoe, RulePreset)
 _TABLE_ROW = Prepared(

@@ -13,9 +13,10 @@ import logging
 from collections import defaultdict
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
+from blackjack_site.prepared import Prepared, execute, field_names, model_rows, save_changed, snapshot
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.history.coach import Decision, analyse
@@ -133,11 +134,49 @@ def player_round_fields(round, user_id: int, seats, hands, decisions: list[Decis
 
 def add_to_totals(row: PlayerRound) -> None:
     """Add a recorded round to the player's all-time and period totals (locks the player's stats row)."""
-    stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
-    add_to_stats(stats, row)
-    stats.save()
-    for period, start in period_starts(row.settled_at).items():
-        _bump_period(row.user_id, period, start, row)
+    found = _STATS_FOR_UPDATE.rows(row.user_id)
+    if found:
+        (stats,) = model_rows(PlayerStats, found)
+        before = snapshot(stats)
+        add_to_stats(stats, row)
+        save_changed(stats, before)
+    else:
+        stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
+        add_to_stats(stats, row)
+        stats.save()
+    starts = period_starts(row.settled_at)
+    if _bump_periods(row.user_id, starts, row) < len(starts):
+        # A new day, week or month for this player: create the rows not there yet. No other settlement can
+        # add this player's rows meanwhile: each holds the player's stats row, locked above, while it does.
+        rows = PeriodStats.objects.filter(user_id=row.user_id, start__in=starts.values())
+        existing = set(rows.values_list("period", "start"))
+        for period, start in starts.items():
+            if (period, start) not in existing:
+                _bump_period(row.user_id, period, start, row)
+
+
+_STATS_FOR_UPDATE = Prepared(
+    lambda user_id: (
+        PlayerStats.objects.select_for_update().filter(pk=user_id).values_list(*field_names(PlayerStats))
+    ),
+    arity=1,
+)
+
+
+def _bump_periods(user_id: int, starts: dict[str, datetime.date], row: PlayerRound) -> int:
+    """Add the round to the player's day, week and month rows that exist, in one statement; how many did."""
+
+    def build(q) -> str:
+        where = " OR ".join([f"({q('period')} = %s AND {q('start')} = %s)"] * len(starts))
+        return (
+            f"UPDATE {q(PeriodStats._meta.db_table)} SET {q('rounds')} = {q('rounds')} + 1, "
+            f"{q('hands')} = {q('hands')} + %s, {q('net')} = {q('net')} + %s "
+            f"WHERE {q('user_id')} = %s AND ({where})"
+        )
+
+    adapt = connection.ops.adapt_datefield_value
+    periods = [value for period, start in starts.items() for value in (str(period), adapt(start))]
+    return execute("history: bump the period totals", build, [row.hands, row.net, user_id, *periods])
 
 
 def add_to_stats(stats: PlayerStats, row) -> None:

@@ -8,7 +8,7 @@ from django.urls import reverse
 from accounts.models import Wallet
 from tables.history import selectors
 from tables.history.recording import add_to_totals, period_starts
-from tables.history.records import PlayerRound
+from tables.history.records import PeriodStats, PlayerRound
 from tests.tables.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -156,3 +156,23 @@ def test_a_player_outside_the_top_sees_their_own_rank(client, make_user):
     assert "Your rank: <strong>#56</strong>" in page
     top = selectors.leaderboard(key="all", viewer=make_user("nobody"))
     assert top.own is None
+
+
+def test_a_new_month_inside_a_week_keeps_the_week_and_starts_the_day_and_month(make_user):
+    """The period rows are bumped in one statement; the ones missing (a new day and month, the same week)
+    are created, and none is counted twice."""
+    dana = make_user("dana")
+    played(dana, 40, datetime.datetime(2026, 3, 31, 20, tzinfo=UTC), hands=2)  # Tuesday, March
+    played(dana, -15, datetime.datetime(2026, 4, 1, 9, tzinfo=UTC))  # Wednesday, April, same week
+    played(dana, 5, datetime.datetime(2026, 4, 1, 10, tzinfo=UTC))  # the same day again
+    rows = {
+        (row.period, row.start): (row.rounds, row.hands, row.net)
+        for row in PeriodStats.objects.filter(user=dana)
+    }
+    assert rows == {
+        ("day", datetime.date(2026, 3, 31)): (1, 2, 40),
+        ("month", datetime.date(2026, 3, 1)): (1, 2, 40),
+        ("week", datetime.date(2026, 3, 30)): (3, 4, 30),
+        ("day", datetime.date(2026, 4, 1)): (2, 2, -10),
+        ("month", datetime.date(2026, 4, 1)): (2, 2, -10),
+    }

@@ -168,3 +168,16 @@ def insert(model: type[Model], instances: Sequence[Model], *, using: str = "defa
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+def execute(
+    key: str, build: Callable[[Callable[[str], str]], str], params: Sequence[Any], *, using="default"
+) -> int:
+    """Run the statement `build(quote_name)` writes (built once per database vendor and `key`) with `params`;
+    returns the number of rows it changed. For hot statements the ORM cannot say without compiling each time
+    (an UPDATE with arithmetic and a condition)."""
+    connection = connections[using]
+    sql = _statement((connection.vendor, "sql", key), lambda: build(connection.ops.quote_name))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount

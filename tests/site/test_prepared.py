@@ -1,13 +1,13 @@
-"""Prepared queries (tables.prepared): the same rows as the ORM, converted alike, for any arguments."""
+"""Prepared queries (blackjack_site.prepared): the same rows as the ORM, converted alike, for any argument."""
 
 import threading
 
 import pytest
 from django.db.models import Exists, OuterRef
 
+from blackjack_site.prepared import Prepared, cache_relation, field_names, model_rows, related_models
 from tables.engine.rules import PRESETS
 from tables.models import Presence, RulePreset, Seat, Table, TableEvent
-from tables.prepared import Prepared, cache_relation, field_names, model_rows, related_models
 
 pytestmark = pytest.mark.django_db
 
