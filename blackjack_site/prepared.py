@@ -13,6 +13,7 @@ with `Model.from_db`, as the ORM itself does. An argument must reach the SQL unc
 compiled form is kept per thread, like the connection it was compiled for.
 """
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -113,11 +114,14 @@ def _statement(key: tuple, build: Callable[[], str]) -> str:
 def snapshot(instance: Model) -> dict[str, Any]:
     """The column values of a loaded row, to be compared by `save_changed` (JSON columns are not kept:
     they are always written, since they may have been changed in place)."""
-    return {
-        field.attname: getattr(instance, field.attname)
-        for field in instance._meta.concrete_fields
-        if field.get_internal_type() != "JSONField"
-    }
+    return {name: getattr(instance, name) for name in _compared_columns(type(instance))}
+
+
+@functools.cache
+def _compared_columns(model: type[Model]) -> tuple[str, ...]:
+    return tuple(
+        field.attname for field in model._meta.concrete_fields if field.get_internal_type() != "JSONField"
+    )
 
 
 def save_changed(instance: Model, before: dict[str, Any], *, using: str = "default") -> None:
