@@ -13,8 +13,7 @@ import logging
 from collections import defaultdict
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db import connection
 
 from blackjack_site.prepared import Prepared, execute, field_names, model_rows, save_changed, snapshot
 from tables.engine.errors import EngineError
@@ -144,15 +143,7 @@ def add_to_totals(row: PlayerRound) -> None:
         stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
         add_to_stats(stats, row)
         stats.save()
-    starts = period_starts(row.settled_at)
-    if _bump_periods(row.user_id, starts, row) < len(starts):
-        # A new day, week or month for this player: create the rows not there yet. No other settlement can
-        # add this player's rows meanwhile: each holds the player's stats row, locked above, while it does.
-        rows = PeriodStats.objects.filter(user_id=row.user_id, start__in=starts.values())
-        existing = set(rows.values_list("period", "start"))
-        for period, start in starts.items():
-            if (period, start) not in existing:
-                _bump_period(row.user_id, period, start, row)
+    _add_to_periods(row.user_id, period_starts(row.settled_at), row)
 
 
 _STATS_FOR_UPDATE = Prepared(
@@ -163,20 +154,29 @@ _STATS_FOR_UPDATE = Prepared(
 )
 
 
-def _bump_periods(user_id: int, starts: dict[str, datetime.date], row: PlayerRound) -> int:
-    """Add the round to the player's day, week and month rows that exist, in one statement; how many did."""
+def _add_to_periods(user_id: int, starts: dict[str, datetime.date], row: PlayerRound) -> None:
+    """Add the round to the player's day, week and month rows in one statement, creating those not there yet
+    (an upsert: PostgreSQL and SQLite alike)."""
 
     def build(q) -> str:
-        where = " OR ".join([f"({q('period')} = %s AND {q('start')} = %s)"] * len(starts))
+        table = q(PeriodStats._meta.db_table)
+        columns = ", ".join(q(name) for name in ("user_id", "period", "start", "rounds", "hands", "net"))
+        values = ", ".join(["(%s, %s, %s, 1, %s, %s)"] * len(starts))
         return (
-            f"UPDATE {q(PeriodStats._meta.db_table)} SET {q('rounds')} = {q('rounds')} + 1, "
-            f"{q('hands')} = {q('hands')} + %s, {q('net')} = {q('net')} + %s "
-            f"WHERE {q('user_id')} = %s AND ({where})"
+            f"INSERT INTO {table} ({columns}) VALUES {values} "
+            f"ON CONFLICT ({q('period')}, {q('start')}, {q('user_id')}) DO UPDATE SET "
+            f"{q('rounds')} = {table}.{q('rounds')} + 1, "
+            f"{q('hands')} = {table}.{q('hands')} + excluded.{q('hands')}, "
+            f"{q('net')} = {table}.{q('net')} + excluded.{q('net')}"
         )
 
     adapt = connection.ops.adapt_datefield_value
-    periods = [value for period, start in starts.items() for value in (str(period), adapt(start))]
-    return execute("history: bump the period totals", build, [row.hands, row.net, user_id, *periods])
+    params = [
+        value
+        for period, start in starts.items()
+        for value in (user_id, str(period), adapt(start), row.hands, row.net)
+    ]
+    execute("history: add to the period totals", build, params)
 
 
 def add_to_stats(stats: PlayerStats, row) -> None:
@@ -204,20 +204,3 @@ def apply_streak(stats: PlayerStats, net: int) -> None:
         stats.longest_streak = max(stats.longest_streak, stats.current_streak)
     elif net < 0:
         stats.current_streak = 0
-
-
-def _bump_period(user_id: int, period: str, start: datetime.date, row: PlayerRound) -> None:
-    def bump() -> int:
-        return PeriodStats.objects.filter(user_id=user_id, period=period, start=start).update(
-            rounds=F("rounds") + 1, hands=F("hands") + row.hands, net=F("net") + row.net
-        )
-
-    if bump():
-        return
-    try:
-        with transaction.atomic():
-            PeriodStats.objects.create(
-                user_id=user_id, period=period, start=start, rounds=1, hands=row.hands, net=row.net
-            )
-    except IntegrityError:  # another table's settlement created it first
-        bump()
