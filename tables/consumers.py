@@ -185,7 +185,10 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send_error(error.code, error.message)
             return
         try:
-            version = await database_sync_to_async(self._perform)(action)
+            answer = await database_sync_to_async(self._perform)(action)
+        except Table.DoesNotExist:  # deleted once the action was applied
+            await self.close()
+            return
         except services.ActionRefused as refusal:
             await self.send_error(refusal.code, refusal.message, fresh=refusal.code == "stale_version")
             return
@@ -196,17 +199,20 @@ class TableConsumer(AsyncWebsocketConsumer):
                 UNAVAILABLE, "The server cannot reach its database; nothing was changed. Retry."
             )
             return
-        if version is not None:
-            await self.send_view(version=version)
+        if answer is not None:
+            await self._deliver(*answer)
 
-    def _perform(self, action: dict[str, Any]) -> int | None:
-        """Apply the action; the table's new version (None for a chat line, which changes no version)."""
+    def _perform(self, action: dict[str, Any]) -> tuple[int, str] | None:
+        """Apply the action, then build this viewer's view of the new version in the same trip to the database
+        thread (usually the first build of that version in this process, which the other viewers then find
+        kept); None for a chat line, which changes no version."""
         if action["action"] == "chat":
             services.post_chat(table_id=self.table_id, user=self.user, text=action["text"])
             return None
-        return services.perform(
+        version = services.perform(
             table_id=self.table_id, user=self.user, action=action, expected_version=action["v"]
         )
+        return self._build(None, version)
 
     # --- group messages ---
 
@@ -250,6 +256,11 @@ class TableConsumer(AsyncWebsocketConsumer):
             except Table.DoesNotExist:
                 await self.close()
                 return
+        await self._deliver(built, text, force=force)
+
+    async def _deliver(self, built: int, text: str, *, force: bool = False) -> None:
+        """Send a view of version `built` unless this connection has a newer one (or this one, unless
+        `force`): a connection never receives an older state after a newer one."""
         if built < self.sent_version or (built == self.sent_version and not force):
             return
         self.sent_version = built
