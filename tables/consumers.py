@@ -27,6 +27,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import parse_qs
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import Error as DatabaseFailure
@@ -142,14 +143,14 @@ class TableConsumer(AsyncWebsocketConsumer):
             )
 
     async def dispatch(self, message):
-        if message["type"] == "websocket.receive":
-            # Counting and queueing a frame touches no database, so it skips the connection clean-up Channels
-            # runs before each handler: that waits its turn on the database thread, behind the worker's
-            # service call, and frames would be counted only as fast as the server works. (The worker's
-            # database calls clean up their connections themselves.)
-            await self.websocket_receive(message)
-            return
-        await super().dispatch(message)
+        # Without the connection clean-up Channels runs before each handler: it waits its turn on the database
+        # thread (behind a service call, so frames would be counted only as fast as the server works), and
+        # every handler here reaches the database only through `database_sync_to_async`, whose calls clean up
+        # their connections themselves. Most broadcasts touch no database at all (`cached_viewer_view`).
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def receive(self, text_data=None, bytes_data=None):
         """A frame arrives. It is counted here, on arrival (the limit is on what the client sends, however
