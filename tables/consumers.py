@@ -37,6 +37,7 @@ from tables import services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
 from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
+from tables.rendering import LIVE_TEMPLATE, live_html
 from tables.viewmodel import (
     TableUnavailable,
     ViewerView,
@@ -49,7 +50,6 @@ from tables.viewmodel import (
     visible_table,
 )
 
-LIVE_TEMPLATE = "tables/partials/live.html"
 LOBBY_TEMPLATE = "tables/partials/lobby_rows.html"
 #: WebSocket close code for a policy violation (RFC 6455).
 POLICY_VIOLATION = 1008
@@ -286,7 +286,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     def _encode(self, found: ViewerView, error: dict[str, str] | None) -> str:
         if self.json_format:
             return found.json()
-        return render_to_string(LIVE_TEMPLATE, {"view": found.view, "user": self.user, "error": error})
+        return live_html(found, user=self.user, error=error)
 
 
 class LobbyConsumer(AsyncWebsocketConsumer):

@@ -20,7 +20,8 @@ version on.
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -80,11 +81,19 @@ class _Shared:
     view_table: dict[str, Any]
     last_chat: int | None
     balances: dict[int, int]
+    _kept: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def table_json(self) -> str:
         """The `table` part as JSON, encoded once for every JSON viewer of this version."""
         return json.dumps(self.view_table)
+
+    def keep(self, key: str, make: Callable[[], Any]) -> Any:
+        """`make()` computed once for this version and kept with it (e.g. HTML every viewer shares); two
+        threads asking at once may both compute it, alike."""
+        if key not in self._kept:
+            self._kept[key] = make()
+        return self._kept[key]
 
 
 @dataclass(frozen=True)
