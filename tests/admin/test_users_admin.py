@@ -171,7 +171,10 @@ def test_nothing_in_the_admin_changes_or_deletes_a_ledger_entry(admin_client, al
     assert (kept.amount, kept.memo) == (entry.amount, entry.memo)
 
 
-def test_the_ledger_filters_by_user_kind_table_and_date(admin_client, root, alice, bob, table, act):
+def test_the_ledger_filters_by_user_kind_table_and_date(
+    admin_client, root, alice, bob, table, act, scripted_shoe
+):
+    scripted_shoe(table, deal_cards(["Ts", "9h"], dealer=["Td", "7c"]))  # no natural: the round stays open
     act(table, alice, "sit", seat=1)
     act(table, alice, "bet", amount=40)
     adjust(admin_client, [bob], apply="1", amount="5", reason="test")
