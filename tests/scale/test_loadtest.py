@@ -136,8 +136,9 @@ class FakeSocket:
         self.got.set()
 
 
-async def serve_until_sent(socket, *, think, playing=True):
-    """Run one bot (seat 1) on `socket` until it sends a frame; returns it with the bot and the start time."""
+async def serve_until_sent(socket, *, think, playing=True, sent_just_now=0):
+    """Run one bot (seat 1) on `socket` until it sends a frame; returns it with the bot and the start time.
+    `sent_just_now`: frames the bot is to have sent at the start."""
     events = asyncio.Event(), asyncio.Event()
     if playing:
         events[0].set()
@@ -155,6 +156,7 @@ async def serve_until_sent(socket, *, think, playing=True):
     )
     bot.socket = socket
     started = time.monotonic()
+    bot.sent_at.extend([started] * sent_just_now)
     task = asyncio.create_task(bot._serve([float("inf")]))
     try:
         await asyncio.wait_for(socket.got.wait(), 5)
@@ -197,29 +199,8 @@ async def test_a_bot_keeps_within_the_servers_rate_limit():
     """Twenty frames sent in the last instant: the twenty-first waits until the first is a second old (the
     server refuses a 21st frame within a second as `rate_limited`)."""
     hit = playing_state(["Th", "6c"], "Td", v=7)
-    socket = FakeSocket(hit)
-    events = asyncio.Event(), asyncio.Event()
-    events[0].set()
-    bot = Bot(
-        urls=["ws://127.0.0.1:1/"],
-        session_key="k",
-        seat=1,
-        strategy=STRATEGY,
-        min_bet=10,
-        recorder=Recorder(),
-        shared=TableLedger(),
-        playing=events[0],
-        stopping=events[1],
-    )
-    bot.socket = socket
-    started = time.monotonic()
-    bot.sent_at.extend([started] * 20)
-    task = asyncio.create_task(bot._serve([float("inf")]))
-    try:
-        await asyncio.wait_for(socket.got.wait(), 5)
-    finally:
-        task.cancel()
-    [(sent_at, frame)] = socket.sent
+    sent, _, started = await serve_until_sent(FakeSocket(hit), think=None, sent_just_now=20)
+    [(sent_at, frame)] = sent
     assert frame["action"] == "hit"
     assert sent_at - started >= 1.0
 
