@@ -243,9 +243,9 @@ class TableConsumer(AsyncWebsocketConsumer):
         self, *, force: bool = False, error: dict[str, str] | None = None, version: int | None = None
     ) -> None:
         """Send the viewer's current view unless this connection already has that version (or a newer one);
-        `force` sends it again at the same version. With `version` (announced by a broadcast, or made by this
-        viewer's own action) the view comes from the shared part this process keeps for that version when it
-        can, built right here without the database thread; otherwise it is read from the database."""
+        `force` sends it again at the same version. With `version` (announced by a broadcast) the view comes
+        from the shared part this process keeps for that version when it can, built right here without the
+        database thread; otherwise it is read from the database."""
         found = None
         if version is not None:
             found = cached_viewer_view(table_id=self.table_id, user=self.user, version=version)
