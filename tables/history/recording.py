@@ -15,7 +15,15 @@ from typing import Any
 
 from django.db import connection
 
-from blackjack_site.prepared import Prepared, execute, field_names, model_rows, save_changed, snapshot
+from blackjack_site.prepared import (
+    Prepared,
+    execute,
+    field_names,
+    insert,
+    model_rows,
+    save_changed,
+    snapshot,
+)
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.history.coach import Decision, analyse
@@ -40,12 +48,13 @@ def period_starts(moment: datetime.datetime) -> dict[str, datetime.date]:
 
 def record_round(*, round: Round, state: RoundState | None = None) -> list[PlayerRound]:
     """Record the settled `round` (its `results` written); `state` is the engine's final state if the
-    caller has it (else `round.state` is used). Returns the rows written (none if already recorded)."""
+    caller has it (else `round.state` is used). Returns the rows written, without their ids (none if the round
+    was recorded already)."""
     results = round.results or {}
     seat_results = results.get("seats") or []
     if round.voided or round.settled_at is None or not seat_results:
         return []
-    if PlayerRound.objects.filter(round_id=round.pk).exists():
+    if _RECORDED.rows(round.pk):
         return []
     final = state_for_storage(state) if state is not None else round.state
     hands_by_seat = {seat["seat"]: seat.get("hands", []) for seat in (final or {}).get("seats", [])}
@@ -79,15 +88,15 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
             for d in own
             if d.deviates
         )
-    PlayerRound.objects.bulk_create(rows)
-    Mistake.objects.bulk_create(mistakes)
+    insert(PlayerRound, rows)
+    insert(Mistake, mistakes)
     for row in rows:
         add_to_totals(row)
     return rows
 
 
 def _decisions(round: Round, order) -> list[Decision]:
-    actions = list(ActionLog.objects.filter(round_id=round.pk).order_by("seq"))
+    actions = model_rows(ActionLog, _ACTIONS.rows(round.pk))
     try:
         replay = replay_round(round, actions, order=order)
     except EngineError as exc:
@@ -146,6 +155,15 @@ def add_to_totals(row: PlayerRound) -> None:
     _add_to_periods(row.user_id, period_starts(row.settled_at), row)
 
 
+_RECORDED = Prepared(
+    lambda round_id: PlayerRound.objects.filter(round_id=round_id).values_list("pk")[:1], arity=1
+)
+_ACTIONS = Prepared(
+    lambda round_id: (
+        ActionLog.objects.filter(round_id=round_id).order_by("seq").values_list(*field_names(ActionLog))
+    ),
+    arity=1,
+)
 _STATS_FOR_UPDATE = Prepared(
     lambda user_id: (
         PlayerStats.objects.select_for_update().filter(pk=user_id).values_list(*field_names(PlayerStats))
