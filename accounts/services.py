@@ -112,25 +112,26 @@ def _update_system_wallet(kind: str, delta: int) -> None:
 
 # The statements of every movement, built once (blackjack_site.prepared): a table action moves chips often.
 def _add_to_system_wallet(kind: str, delta: int) -> int:
-    return execute(
-        "wallet: add to a system wallet",
-        lambda q: (
-            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + %s "
-            f"WHERE {q('kind')} = %s"
-        ),
-        [delta, str(kind)],
-    )
+    return _add_to_balance("system", lambda q: f"{q('kind')} = %s", [delta, str(kind)])
 
 
 def _add_to_player_wallet(user_id: int, delta: int) -> int:
     """Credit, or debit only while the balance covers it (one row changed, or none)."""
-    return execute(
-        "wallet: add to a player's wallet",
-        lambda q: (
-            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + %s "
-            f"WHERE {q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s"
-        ),
+    return _add_to_balance(
+        "player",
+        lambda q: f"{q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s",
         [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)],
+    )
+
+
+def _add_to_balance(which: str, where, params: list) -> int:
+    """`balance + params[0]` on the wallet rows `where(quote_name)` selects; how many rows changed."""
+    return execute(
+        f"wallet: add to a {which} wallet",
+        lambda q: (
+            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + %s WHERE {where(q)}"
+        ),
+        params,
     )
 
 

@@ -72,12 +72,18 @@ class Prepared:
 
 def field_names(model: type[Model], prefix: str = "") -> list[str]:
     """The concrete columns of `model` as `values_list` names (`prefix` follows a relation: "user__")."""
-    return [prefix + field.attname for field in model._meta.concrete_fields]
+    return [prefix + name for name in _columns(model)]
+
+
+@functools.cache
+def _columns(model: type[Model]) -> tuple[str, ...]:
+    """The attribute names of a model's concrete columns, in their order (listed once per model)."""
+    return tuple(field.attname for field in model._meta.concrete_fields)
 
 
 def model_rows(model: type[Model], rows: Sequence[Sequence[Any]], *, using: str = "default") -> list[Model]:
     """Instances of `model` from rows of all its concrete columns in `field_names` order."""
-    names = [field.attname for field in model._meta.concrete_fields]
+    names = list(_columns(model))
     return [model.from_db(using, names, row) for row in rows]
 
 
@@ -86,7 +92,7 @@ def related_models(row: Sequence[Any], parts: Sequence[type[Model]], *, using: s
     whose primary key is null: an empty left join)."""
     instances, start = [], 0
     for model in parts:
-        names = [field.attname for field in model._meta.concrete_fields]
+        names = list(_columns(model))
         values = row[start : start + len(names)]
         start += len(names)
         pk = values[names.index(model._meta.pk.attname)]
