@@ -6,9 +6,13 @@ loop and are not thread-safe, so a send from another thread (the deadline clock,
 `sync_to_async`) is handed to that loop with `asyncio.run_coroutine_threadsafe`. Consumers register the loop
 when they connect (`register_loop`). Without a registered loop a Redis layer is reached through
 `async_to_sync`; an in-memory layer without a loop has nobody connected to tell, so nothing is sent.
+
+`held()` lets a consumer announce an action only after building its own viewer's view of the new version,
+which the other viewers then find kept (`tables.viewmodel.cached_viewer_view`).
 """
 
 import asyncio
+import contextlib
 import logging
 import threading
 
@@ -22,6 +26,7 @@ LOBBY_GROUP = "lobby"
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
+_held = threading.local()
 
 
 def table_group(table_id: int) -> str:
@@ -50,9 +55,34 @@ def lobby_changed_on_commit() -> None:
     transaction.on_commit(lambda: send(LOBBY_GROUP, {"type": "lobby.changed"}))
 
 
+@contextlib.contextmanager
+def held():
+    """Hold this thread's sends until the block ends, then send them in order (even if the block raises).
+
+    A consumer applies an action and builds its own viewer's view of the new version in one trip to the
+    database thread; holding the announcement until then means the other viewers, told of the version, find
+    its shared part already kept instead of each reading it again."""
+    pending: list[tuple[str, dict]] = []
+    _held.pending = pending
+    try:
+        yield
+    finally:
+        _held.pending = None
+        for group, message in pending:
+            _send_now(group, message)
+
+
 def send(group: str, message: dict) -> None:
     """Send `message` to `group` from synchronous code in any thread; never raises (a lost message is repaired
     by the next one, since every message makes the receivers reload the current state)."""
+    pending = getattr(_held, "pending", None)
+    if pending is None:
+        _send_now(group, message)
+    else:
+        pending.append((group, message))
+
+
+def _send_now(group: str, message: dict) -> None:
     layer = get_channel_layer()
     if layer is None:
         return

@@ -33,7 +33,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 
-from tables import services
+from tables import broadcast, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
 from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
@@ -210,10 +210,11 @@ class TableConsumer(AsyncWebsocketConsumer):
         if action["action"] == "chat":
             services.post_chat(table_id=self.table_id, user=self.user, text=action["text"])
             return None
-        version = services.perform(
-            table_id=self.table_id, user=self.user, action=action, expected_version=action["v"]
-        )
-        return self._build(None, version)
+        with broadcast.held():
+            version = services.perform(
+                table_id=self.table_id, user=self.user, action=action, expected_version=action["v"]
+            )
+            return self._build(None, version)
 
     # --- group messages ---
 

@@ -2,12 +2,16 @@
 "table N is at version v". (That a refused change sends nothing is tested in test_clock.py.)"""
 
 import asyncio
+import json
 import threading
 
 import pytest
 from channels.layers import get_channel_layer
 
 from tables import broadcast
+from tables.consumers import TableConsumer
+from tables.models import Table
+from tables.viewmodel import cached_viewer_view
 
 
 @pytest.fixture
@@ -51,3 +55,71 @@ def test_without_a_running_loop_an_in_memory_send_is_dropped_quietly(in_memory_l
     loop.close()
     broadcast.send("table-1", {"type": "table.changed", "v": 1})  # nobody can be listening
     assert not [record for record in caplog.records if record.name == "tables.broadcast"]
+
+
+@pytest.mark.asyncio
+async def test_held_sends_go_out_in_order_when_the_block_ends(in_memory_layer):
+    layer = in_memory_layer
+    channel = await layer.new_channel()
+    await layer.group_add("table-7", channel)
+    broadcast.register_loop(asyncio.get_running_loop())
+    inside, release = threading.Event(), threading.Event()
+
+    def work():
+        with broadcast.held():
+            broadcast.send("table-7", {"type": "table.changed", "v": 1})
+            broadcast.send("table-7", {"type": "table.changed", "v": 2})
+            inside.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    await asyncio.to_thread(inside.wait, 5)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(layer.receive(channel), timeout=0.2)  # held: nothing sent yet
+    release.set()
+    received = [await asyncio.wait_for(layer.receive(channel), timeout=2) for _ in range(2)]
+    await asyncio.to_thread(thread.join)
+    assert [message["v"] for message in received] == [1, 2]
+
+
+@pytest.mark.asyncio
+async def test_held_sends_go_out_even_when_the_block_fails(in_memory_layer):
+    layer = in_memory_layer
+    channel = await layer.new_channel()
+    await layer.group_add("lobby", channel)
+    broadcast.register_loop(asyncio.get_running_loop())
+
+    def fail():
+        with broadcast.held():
+            broadcast.send("lobby", {"type": "lobby.changed"})
+            raise RuntimeError("the view could not be built")
+
+    with pytest.raises(RuntimeError):
+        await asyncio.to_thread(fail)
+    assert await asyncio.wait_for(layer.receive(channel), timeout=2) == {"type": "lobby.changed"}
+    # Only that block held: a later send goes straight out.
+    await asyncio.to_thread(broadcast.send, "lobby", {"type": "lobby.changed", "n": 2})
+    assert await asyncio.wait_for(layer.receive(channel), timeout=2) == {"type": "lobby.changed", "n": 2}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_action_is_announced_only_once_the_other_viewers_find_it_kept(table, alice, bob, act, monkeypatch):
+    """The acting connection builds its view of the new version before the version is announced, so the other
+    players' connections, told of it, build theirs without the database (no trip to the database thread)."""
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    announced = []
+
+    def record(group, message):
+        if message["type"] == "table.changed":
+            kept = cached_viewer_view(table_id=table.pk, user=bob, version=message["v"])
+            announced.append((message["v"], kept is not None))
+
+    monkeypatch.setattr(broadcast, "_send_now", record)
+    consumer = TableConsumer()
+    consumer.table_id, consumer.user, consumer.json_format = table.pk, alice, True
+    version = Table.objects.values_list("version", flat=True).get(pk=table.pk)
+    built, text = consumer._perform({"action": "bet", "amount": 100, "v": version})
+    assert json.loads(text)["v"] == built
+    assert announced == [(built, True)]
