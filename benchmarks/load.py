@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -88,6 +89,42 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_seconds() -> float:
+    """CPU time the whole machine has spent busy (all cores, Linux /proc/stat)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuSampler(threading.Thread):
+    """Samples the servers' CPU time and the machine's busy time every `every` seconds, so that the CPU spent
+    in the load test's measured window (seating and draining left out) can be read off afterwards."""
+
+    def __init__(self, pids: list[int], every: float = 0.25):
+        super().__init__(daemon=True)
+        self.pids, self.every = pids, every
+        self.samples: list[tuple[float, float, float]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            servers = sum(cpu_seconds(pid) for pid in self.pids)
+            self.samples.append((time.time(), servers, machine_busy_seconds()))
+            self.done.wait(self.every)
+
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """(servers' CPU seconds, machine busy seconds) from `start` to `end`, interpolated."""
+
+        def at(moment: float) -> tuple[float, float]:
+            before = max((s for s in self.samples if s[0] <= moment), default=self.samples[0])
+            after = min((s for s in self.samples if s[0] >= moment), default=self.samples[-1])
+            share = 0.0 if after[0] == before[0] else (moment - before[0]) / (after[0] - before[0])
+            return tuple(b + share * (a - b) for b, a in zip(before[1:], after[1:], strict=True))
+
+        first, last = at(start), at(end)
+        return last[0] - first[0], last[1] - first[1]
+
+
 def p99(result: dict) -> float:
     figures = [result["latency_ms"][who]["p99"] for who in ("actor", "others")]
     return max(value for value in figures if value is not None)
@@ -102,6 +139,9 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--think", type=int, default=0, metavar="MS", help="mean think time per action (ms)")
+    parser.add_argument(
+        "--warmup", type=float, default=10.0, help="seconds of play before measuring (passed to loadtest)"
+    )
     parser.add_argument("--goal-ms", type=float, default=100.0)
     parser.add_argument("--json", default="benchmark-load.json")
     parser.add_argument("--keep-going", action="store_true", help="run every table count even past the goal")
@@ -130,13 +170,16 @@ def main() -> None:
                     "--players",
                     str(args.players),
                 ]
-                command += ["--duration", str(args.duration), "--think", str(args.think), "--json", out.name]
+                command += ["--duration", str(args.duration), "--think", str(args.think)]
+                command += ["--warmup", str(args.warmup), "--json", out.name]
                 for url in urls:
                     command += ["--url", url]
-                cpu_before = sum(cpu_seconds(server.pid) for server in servers)
+                sampler = CpuSampler([server.pid for server in servers])
+                sampler.start()
                 children = resource.getrusage(resource.RUSAGE_CHILDREN)
                 subprocess.run(command, cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
-                server_cpu = sum(cpu_seconds(server.pid) for server in servers) - cpu_before
+                sampler.done.set()
+                sampler.join()
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 tester_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
                 result = json.loads(Path(out.name).read_text() or "null")
@@ -145,11 +188,14 @@ def main() -> None:
                 break
             result["processes"] = args.processes
             result["load_average"] = os.getloadavg()
-            # Server CPU per action (the whole run: seating and draining included): what one action costs the
-            # servers whatever else the machine is doing, so 1000 / this is the actions per second one core
-            # could serve at most.
+            # CPU in the measured window only (accounts, seating and draining left out). Server CPU per action
+            # is what one action costs the servers, so 1000 / it is the most actions per second one core could
+            # serve; the machine's figure adds PostgreSQL, Redis and the bots.
+            server_cpu, machine_cpu = sampler.between(*result["window"])
             result["server_cpu_s"] = round(server_cpu, 2)
             result["server_cpu_ms_per_action"] = round(1000 * server_cpu / max(result["actions"], 1), 2)
+            result["machine_cpu_ms_per_action"] = round(1000 * machine_cpu / max(result["actions"], 1), 2)
+            result["machine_busy"] = round(machine_cpu / (result["seconds"] * os.cpu_count()), 2)
             result["load_tester_cpu_s"] = round(tester_cpu, 2)
             results.append(result)
             actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
@@ -161,8 +207,8 @@ def main() -> None:
                 f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
                 f"errors {result['unexpected_errors']} races {result['races']} "
                 f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | "
-                f"server CPU {result['server_cpu_ms_per_action']} ms/action, "
-                f"{result['server_cpu_s']} s (load tester {result['load_tester_cpu_s']} s) | "
+                f"CPU ms/action server {result['server_cpu_ms_per_action']} "
+                f"machine {result['machine_cpu_ms_per_action']} (busy {result['machine_busy']:.0%}) | "
                 f"load {result['load_average'][0]:.1f}",
                 flush=True,
             )

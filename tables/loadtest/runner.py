@@ -21,6 +21,7 @@ class RunConfig:
     ws_urls: list[str]  # ws://host:port bases; player i connects to ws_urls[i % len], then fails over in turn
     duration: float
     drain: float = 15.0
+    warmup: float = 0.0  # seconds of play before measuring (the tables start in step, then drift apart)
     progress_every: float = 5.0
     ordered: bool = True
     think_ms: int = (
@@ -70,9 +71,13 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
     seated = sum(bot.seated for bot in bots)
     pace = f" with a mean think time of {config.think_ms:g} ms" if config.think_ms else " as fast as possible"
     progress(f"{seated} of {len(bots)} bots seated in {time.monotonic() - started:.1f} s; playing{pace}")
-    recorder.measuring = True
     playing.set()
+    if config.warmup > 0:
+        progress(f"warming up for {config.warmup:g} s before measuring")
+        await asyncio.sleep(config.warmup)
+    recorder.measuring = True
     began = time.monotonic()
+    began_at = time.time()
     try:
         while (left := config.duration - (time.monotonic() - began)) > 0:
             await asyncio.sleep(min(config.progress_every, left))
@@ -81,6 +86,7 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
     finally:
         recorder.elapsed = time.monotonic() - began
         recorder.measuring = False
+        recorder.window = (began_at, began_at + recorder.elapsed)
         drain_until[0] = time.monotonic() + config.drain
         stopping.set()
     progress(f"stopping: finishing the hands under way (at most {config.drain:.0f} s), then leaving")

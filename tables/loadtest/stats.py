@@ -45,6 +45,8 @@ class Recorder:
     connected: int = 0
     measuring: bool = False
     elapsed: float = 0.0
+    # The measured window in Unix time (set by the runner), to match it with other figures (CPU time).
+    window: tuple[float, float] | None = None
 
     def action_done(self, latency: float) -> None:
         if self.measuring:
@@ -93,4 +95,5 @@ class Recorder:
             "races": self.races,
             "unexpected_errors": self.unexpected_errors,
             "reconnects": self.reconnects,
+            "window": None if self.window is None else [round(edge, 3) for edge in self.window],
         }

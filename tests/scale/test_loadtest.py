@@ -236,6 +236,7 @@ def test_the_command_refuses_unbounded_or_foreign_runs():
         {"url": ["http://127.0.0.1:1"], "duration": 100_000},
         {"url": ["http://127.0.0.1:1"], "think": -1},
         {"url": ["http://127.0.0.1:1"], "think": 60_000},
+        {"url": ["http://127.0.0.1:1"], "warmup": -1},
     ):
         with pytest.raises(CommandError):
             call_command("loadtest", **options)
@@ -251,10 +252,14 @@ def test_the_think_time_reaches_the_bots_and_the_results(monkeypatch, tmp_path, 
 
     monkeypatch.setattr("tables.management.commands.loadtest.run", run)
     out = tmp_path / "load.json"
-    call_command("loadtest", url=["http://127.0.0.1:1"], tables=1, players=1, think=1500, json_path=str(out))
+    call_command(
+        "loadtest", url=["http://127.0.0.1:1"], tables=1, players=1, think=1500, warmup=8, json_path=str(out)
+    )
     call_command("loadtest", url=["http://127.0.0.1:1"], tables=1, players=1)
     assert [config.think_ms for config in configs] == [1500, 0]  # as fast as possible by default
+    assert [config.warmup for config in configs] == [8, 0]  # measured from the start by default
     assert json.loads(out.read_text())["think_ms"] == 1500
+    assert json.loads(out.read_text())["warmup_s"] == 8
     assert '"think_ms": 0' in capsys.readouterr().out
 
 
@@ -270,11 +275,16 @@ def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, c
         duration=6,
         drain=5,
         think=think,
+        warmup=1,
         json_path=str(out),
     )
     result = json.loads(out.read_text())
     assert json.loads(capsys.readouterr().out) == result  # printed and written alike
     assert result["think_ms"] == think
+    assert result["warmup_s"] == 1
+    started, ended = result["window"]  # Unix times of the measured seconds, after the warm-up
+    assert ended - started == pytest.approx(result["seconds"], abs=0.01)
+    assert result["seconds"] == pytest.approx(6, abs=0.5)
     assert result["bots"] == 4
     assert result["actions"] > 0
     assert result["rounds"] > 0

@@ -58,6 +58,13 @@ class Command(BaseCommand):
             help="mean pause before each action, in ms (uniform from 0.5x to 1.5x, seeded per bot; not in "
             "the latencies); 0, the default, plays as fast as the flow allows",
         )
+        parser.add_argument(
+            "--warmup",
+            type=float,
+            default=0.0,
+            help="seconds of play before measuring: every table starts its first round at once, so the first "
+            "seconds are a burst no real site sees; the tables drift apart as they play",
+        )
         parser.add_argument("--drain", type=float, default=15.0, help="seconds to finish hands after the run")
 
     def handle(self, *args, **options):
@@ -68,6 +75,8 @@ class Command(BaseCommand):
             raise CommandError(f"--players must be 1 to {MAX_PLAYERS}")
         if not 0 < duration <= MAX_DURATION:
             raise CommandError(f"--duration must be more than 0 and at most {MAX_DURATION} seconds")
+        if not 0 <= options["warmup"] <= MAX_DURATION:
+            raise CommandError(f"--warmup must be 0 to {MAX_DURATION} seconds")
         think_ms = options["think"]
         if not 0 <= think_ms <= MAX_THINK_MS:
             raise CommandError(f"--think must be 0 to {MAX_THINK_MS} milliseconds")
@@ -86,6 +95,7 @@ class Command(BaseCommand):
             drain=options["drain"],
             ordered=not options["eager"],
             think_ms=think_ms,
+            warmup=options["warmup"],
         )
         try:
             recorder = asyncio.run(run(config, fixture, progress=self.stderr.write))
@@ -100,6 +110,7 @@ class Command(BaseCommand):
             "bots": tables * players,
             "mode": "eager" if options["eager"] else "ordered",
             "think_ms": think_ms,
+            "warmup_s": options["warmup"],
             **recorder.summary(),
             "audit": {
                 "ok": audit.ok,
