@@ -98,6 +98,10 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Threads that run a server process's websocket work on the database (tables.consumers.on_database). With
+# PostgreSQL, two: actions at different tables run side by side on their own connections, so one's waits on
+# the database overlap the other's work. SQLite serialises its writers anyway: one, Django's own.
+DATABASE_THREADS = max(1, env_int("DATABASE_THREADS", 2 if DATABASE_URL else 1))
 
 # Channel layer: in-memory by default, Redis when REDIS_URL is set.
 REDIS_URL = env_str("REDIS_URL")

@@ -22,14 +22,17 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.consumer import get_handler_name
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 
@@ -92,6 +95,25 @@ class FloodGuard:
         return self.LIMITED if recent > self.limit else self.OK
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def on_database(function):
+    """`function` as a coroutine that runs on a database thread, its connection cleaned up around it as
+    Channels does. With `DATABASE_THREADS` at 1 that is the one thread Django's thread-sensitive calls share;
+    above 1, a pool of that many threads with a connection each, so that the actions of different tables
+    overlap their round trips to the database (a connection's frames are still handled one at a time, and
+    actions at one table queue on its row lock)."""
+    if settings.DATABASE_THREADS <= 1:
+        return database_sync_to_async(function)
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(settings.DATABASE_THREADS, thread_name_prefix="database")
+    return DatabaseSyncToAsync(function, thread_sensitive=False, executor=_pool)
+
+
 def _query(scope) -> dict[str, str]:
     pairs = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     return {key: values[-1] for key, values in pairs.items()}
@@ -109,7 +131,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.worker: asyncio.Task | None = None
         self.joined = False
         try:
-            await database_sync_to_async(visible_table)(
+            await on_database(visible_table)(
                 table_id=self.table_id, user=self.user, private_token=query.get("token")
             )
         except TableUnavailable:
@@ -121,7 +143,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.joined = True
         await self.accept()
-        await database_sync_to_async(self._note_presence)(True)
+        await on_database(self._note_presence)(True)
         await self.send_view(force=True)
         self.worker = asyncio.create_task(self._work())
 
@@ -131,7 +153,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         if not self.joined:
             return
         await self.channel_layer.group_discard(self.group, self.channel_name)
-        await database_sync_to_async(self._note_presence)(False)
+        await on_database(self._note_presence)(False)
 
     def _note_presence(self, connected: bool) -> None:
         if not self.user.is_authenticated:
@@ -145,7 +167,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def dispatch(self, message):
         # Without the connection clean-up Channels runs before each handler: it waits its turn on the database
         # thread (behind a service call, so frames would be counted only as fast as the server works), and
-        # every handler here reaches the database only through `database_sync_to_async`, whose calls clean up
+        # every handler here reaches the database only through `on_database`, whose calls clean up
         # their connections themselves. Most broadcasts touch no database at all (`cached_viewer_view`).
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
@@ -186,7 +208,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send_error(error.code, error.message)
             return
         try:
-            answer = await database_sync_to_async(self._perform)(action)
+            answer = await on_database(self._perform)(action)
         except Table.DoesNotExist:  # deleted once the action was applied
             await self.close()
             return
@@ -225,7 +247,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     async def table_chat(self, event):
         # The shared part this process keeps lists the chat: the next view reads it afresh.
         forget_table_views(self.table_id)
-        text = await database_sync_to_async(self._render_chat)(event["id"])
+        text = await on_database(self._render_chat)(event["id"])
         if text is not None:
             await self.send(text_data=text)
 
@@ -254,7 +276,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             built, text = found.version, self._encode(found, error)
         else:
             try:
-                built, text = await database_sync_to_async(self._build)(error, version)
+                built, text = await on_database(self._build)(error, version)
             except Table.DoesNotExist:
                 await self.close()
                 return
@@ -311,7 +333,7 @@ class LobbyConsumer(AsyncWebsocketConsumer):
         await self.send_lobby()
 
     async def send_lobby(self) -> None:
-        await self.send(text_data=await database_sync_to_async(self._render)())
+        await self.send(text_data=await on_database(self._render)())
 
     def _render(self) -> str:
         view = build_lobby_view()
