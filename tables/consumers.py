@@ -114,6 +114,11 @@ def on_database(function):
     return DatabaseSyncToAsync(function, thread_sensitive=False, executor=_pool)
 
 
+# (table id, announced version) -> a read of that version this process has under way; the viewers that
+# miss the kept shared part while it runs wait for it instead of each reading the table themselves.
+_reading: dict[tuple[int, int | None], asyncio.Future] = {}
+
+
 def _query(scope) -> dict[str, str]:
     pairs = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     return {key: values[-1] for key, values in pairs.items()}
@@ -270,16 +275,29 @@ class TableConsumer(AsyncWebsocketConsumer):
         from the shared part this process keeps for that version when it can, built right here without the
         database thread; otherwise it is read from the database."""
         found = None
+        key = (self.table_id, version)
         if version is not None:
             found = cached_viewer_view(table_id=self.table_id, user=self.user, version=version)
+            reading = _reading.get(key)
+            if found is None and reading is not None:
+                # Another viewer here is reading this version: its read keeps the shared part for us too.
+                await asyncio.shield(reading)
+                found = cached_viewer_view(table_id=self.table_id, user=self.user, version=version)
         if found is not None:
             built, text = found.version, self._encode(found, error)
         else:
+            mine = None
+            if version is not None and key not in _reading:
+                mine = _reading[key] = asyncio.get_running_loop().create_future()
             try:
                 built, text = await on_database(self._build)(error, version)
             except Table.DoesNotExist:
                 await self.close()
                 return
+            finally:
+                if mine is not None:
+                    del _reading[key]
+                    mine.set_result(None)
         await self._deliver(built, text, force=force)
 
     async def _deliver(self, built: int, text: str, *, force: bool = False) -> None:

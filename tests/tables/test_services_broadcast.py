@@ -11,7 +11,7 @@ from channels.layers import get_channel_layer
 from tables import broadcast
 from tables.consumers import TableConsumer
 from tables.models import Table
-from tables.viewmodel import cached_viewer_view
+from tables.viewmodel import cached_viewer_view, forget_shared_views
 
 
 @pytest.fixture
@@ -123,3 +123,37 @@ def test_an_action_is_announced_only_once_the_other_viewers_find_it_kept(table, 
     built, text = consumer._perform({"action": "bet", "amount": 100, "v": version})
     assert json.loads(text)["v"] == built
     assert announced == [(built, True)]
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_viewers_told_of_a_version_none_has_read_share_one_read(table, alice, bob, act, monkeypatch):
+    """An action made through another process: none of this process's viewers find the version kept. The first
+    reads it; the others wait for that read and build their views from what it kept."""
+    await asyncio.to_thread(act, table, alice, "sit", seat=1)
+    await asyncio.to_thread(act, table, bob, "sit", seat=2)
+    version = await Table.objects.values_list("version", flat=True).aget(pk=table.pk)
+    forget_shared_views()
+    reads = []
+    build = TableConsumer._build
+
+    def counted_build(self, error, version):
+        reads.append(self.user.username)
+        return build(self, error, version)
+
+    monkeypatch.setattr(TableConsumer, "_build", counted_build)
+    received = {}
+    viewers = []
+    for user in (alice, bob, alice):
+        viewer = TableConsumer()
+        viewer.table_id, viewer.user, viewer.json_format, viewer.sent_version = table.pk, user, True, -1
+
+        async def send(text_data, viewer=viewer):
+            received[viewer] = json.loads(text_data)
+
+        viewer.send = send
+        viewers.append(viewer)
+    await asyncio.gather(*(viewer.send_view(version=version) for viewer in viewers))
+    assert len(reads) == 1
+    assert [received[viewer]["v"] for viewer in viewers] == [version] * 3
+    assert [received[viewer]["you"]["seats"] for viewer in viewers] == [[1], [2], [1]]
