@@ -1,7 +1,8 @@
 """One load-test bot: a websocket client of the JSON table protocol that plays one seat with basic strategy.
 
 `next_action` is the whole policy, a pure function of the last `state` message; `Bot` handles the socket,
-keeps at most one action in flight, times every action and reconnects when the server goes away.
+keeps at most one action in flight (until a state includes it or the server refuses it), times every action
+and reconnects when the server goes away.
 
 Taking turns without a turn order: bets, ready checks and insurance answers are open to every seat at once,
 and every action carries the version it was made against. The server accepts such a decision even when only
@@ -28,7 +29,7 @@ import random
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from tables.engine.strategy import PLAYING_ACTIONS, Strategy
@@ -116,6 +117,15 @@ class ThinkTime:
         return self.random.uniform(0.5, 1.5) * self.mean if self.mean > 0 else 0.0
 
 
+class InFlight(NamedTuple):
+    """The bot's action that the server has not answered yet."""
+
+    version: int  # the state version it was sent against
+    sent_at: float
+    action: str
+    turn: bool  # a play in the bot's turn, when nobody else acts
+
+
 class NotLoggedIn(RuntimeError):
     """The server saw the bot as anonymous."""
 
@@ -176,7 +186,7 @@ class Bot:
         self.sent_at: deque[float] = deque(maxlen=RATE_LIMIT)  # the latest sends, to keep within the limit
         self.socket = None
         self.state: dict[str, Any] | None = None
-        self.in_flight: tuple[int, float] | None = None  # (version sent against, when)
+        self.in_flight: InFlight | None = None
         self.acted_at = -1  # the newest version this bot has acted on
         self.left = False
 
@@ -250,9 +260,9 @@ class Bot:
         kind = message.get("type")
         if kind == "error":
             code = message.get("code", "unknown")
-            self.recorder.error(code)
+            self.recorder.error(code, action=None if self.in_flight is None else self.in_flight.action)
             if self.in_flight is not None:
-                self.shared.withdraw(self.in_flight[0], self.seat)
+                self.shared.withdraw(self.in_flight.version, self.seat)
                 self.in_flight = None
             # After a lost race the fresh state follows (a newer version): the bot acts again on that one.
             return
@@ -264,8 +274,8 @@ class Bot:
             sent_at = self.shared.first_sent(seen, not_by=self.seat)
             if sent_at is not None:
                 self.recorder.seen_by_other(now - sent_at)
-        if self.in_flight is not None and version > self.in_flight[0]:
-            self.recorder.action_done(now - self.in_flight[1])
+        if self.in_flight is not None and version > self.in_flight.version and self._answered(message):
+            self.recorder.action_done(now - self.in_flight.sent_at)
             self.in_flight = None
         self.state = message
         table = message["table"]
@@ -297,10 +307,22 @@ class Bot:
         self.sent_at.append(now)
         version = state["v"]
         self.acted_at = version
-        self.in_flight = (version, now)
+        self.in_flight = InFlight(version, now, action["action"], turn=state["table"]["phase"] == "playing")
         self.think_until = None
         self.shared.record(version, self.seat, now)
         await self.socket.send(json.dumps({**action, "v": version}))
+
+    def _answered(self, state: dict[str, Any]) -> bool:
+        """Does `state`, newer than the action in flight, include it? During the bot's turn nobody else acts,
+        so any newer state does. A decision players take side by side (sit, bet, ready, insurance, even money,
+        early surrender) does once the bot would no longer take it: the states of the other players'
+        decisions arrive meanwhile, taking one for the answer would time the action short and repeat it."""
+        if self.in_flight.turn:
+            return True
+        again = next_action(
+            state, self.seat, self.strategy, min_bet=self.min_bet, stopping=False, ordered=False
+        )
+        return again is None or again["action"] != self.in_flight.action
 
     def _decide(self, state: dict[str, Any], *, ordered: bool) -> dict[str, Any] | None:
         return next_action(
@@ -347,7 +369,7 @@ class Bot:
 
         self.recorder.error("connection_lost")
         if self.in_flight is not None:
-            self.shared.withdraw(self.in_flight[0], self.seat)
+            self.shared.withdraw(self.in_flight.version, self.seat)
             self.in_flight = None
         self.think_until = None
         for delay in (*RECONNECT_DELAYS, *[RECONNECT_DELAYS[-1]] * 20):

@@ -41,6 +41,7 @@ class Recorder:
     actions: int = 0
     rounds: int = 0
     errors: Counter = field(default_factory=Counter)
+    races_by_action: Counter = field(default_factory=Counter)
     reconnects: int = 0
     connected: int = 0
     measuring: bool = False
@@ -61,8 +62,11 @@ class Recorder:
         if self.measuring:
             self.rounds += 1
 
-    def error(self, code: str) -> None:
+    def error(self, code: str, *, action: str | None = None) -> None:
+        """A refusal; `action` is what the bot had sent (a lost race is counted by it too)."""
         self.errors[code] += 1
+        if code == STALE and action is not None:
+            self.races_by_action[action] += 1
 
     @property
     def races(self) -> int:
@@ -93,6 +97,7 @@ class Recorder:
             "latency_ms": {"actor": percentiles(self.actor), "others": percentiles(self.others)},
             "errors": dict(sorted(self.errors.items())),
             "races": self.races,
+            "races_by_action": dict(sorted(self.races_by_action.items())),
             "unexpected_errors": self.unexpected_errors,
             "reconnects": self.reconnects,
             "window": None if self.window is None else [round(edge, 3) for edge in self.window],

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from tables.engine.rules import PRESETS
 from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import Bot, TableLedger, ThinkTime, next_action
+from tables.loadtest.bot import Bot, InFlight, TableLedger, ThinkTime, next_action
 from tables.loadtest.fixtures import LoopbackOnly, check_loopback
 from tables.loadtest.stats import Recorder, percentiles
 
@@ -184,7 +184,62 @@ async def test_a_thinking_bot_pauses_then_decides_on_the_newest_state():
     [(sent_at, frame)] = sent
     assert frame == {"action": "stand", "seat": 1, "hand": 0, "v": 8}  # not the hit decided on version 7
     assert sent_at - started >= pause
-    assert bot.in_flight == (8, pytest.approx(sent_at, abs=0.01))  # the action's clock starts at the send
+    # The action's clock starts at the send.
+    assert bot.in_flight == InFlight(8, pytest.approx(sent_at, abs=0.01), "stand", turn=True)
+
+
+def idle_bot(recorder: Recorder) -> Bot:
+    return Bot(
+        urls=["ws://127.0.0.1:1/"],
+        session_key="k",
+        seat=1,
+        strategy=STRATEGY,
+        min_bet=10,
+        recorder=recorder,
+        shared=TableLedger(),
+        playing=asyncio.Event(),
+        stopping=asyncio.Event(),
+    )
+
+
+def test_a_lost_race_is_counted_by_the_action_that_lost_it():
+    recorder = Recorder()
+    bot = idle_bot(recorder)
+    for action, code in (("bet", "stale_version"), ("ready", "stale_version"), ("bet", "stale_version")):
+        bot.in_flight = InFlight(7, 0.0, action, turn=False)
+        bot._receive(json.dumps({"type": "error", "code": code, "message": "?"}))
+        assert bot.in_flight is None
+    bot.in_flight = InFlight(8, 0.0, "hit", turn=True)
+    bot._receive(json.dumps({"type": "error", "code": "not_your_turn", "message": "?"}))
+    summary = recorder.summary()
+    assert summary["races"] == 3
+    assert summary["races_by_action"] == {"bet": 2, "ready": 1}
+    assert summary["errors"] == {"not_your_turn": 1, "stale_version": 3}
+
+
+def test_an_insurance_answer_is_timed_to_the_state_that_includes_it():
+    """The other players answer in the same window: their states arrive first and do not end the action."""
+    recorder = Recorder(measuring=True)
+    bot = idle_bot(recorder)
+    bot.in_flight = InFlight(7, time.monotonic(), "insurance", turn=False)
+    table = [seat(1, "a", bet=10, hands=[["Th", "6c"]]), seat(2, "b", bet=10, hands=[["9h", "9c"]])]
+    offered = state("insurance", table, mine=[1], by_seat={"1": ["insurance"]}, dealer=["As", None], v=8)
+    bot._receive(json.dumps(offered))  # seat 2 answered
+    assert bot.in_flight is not None
+    assert recorder.actor == []
+    answered = state("insurance", table, mine=[1], by_seat={"1": []}, dealer=["As", None], v=9)
+    bot._receive(json.dumps(answered))
+    assert bot.in_flight is None
+    assert len(recorder.actor) == 1
+
+
+def test_during_its_turn_any_newer_state_answers_the_bots_play():
+    recorder = Recorder(measuring=True)
+    bot = idle_bot(recorder)
+    bot.in_flight = InFlight(7, time.monotonic(), "hit", turn=True)
+    bot._receive(json.dumps(playing_state(["Th", "2c", "3d"], "Td", v=8)))  # still 15 v 10: would hit again
+    assert bot.in_flight is None
+    assert len(recorder.actor) == 1
 
 
 @pytest.mark.asyncio
