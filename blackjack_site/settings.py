@@ -103,6 +103,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # the database overlap the other's work. SQLite serialises its writers anyway: one, Django's own.
 DATABASE_THREADS = max(1, env_int("DATABASE_THREADS", 2 if DATABASE_URL else 1))
 
+# Presence heartbeat: every server's clock vouches for its open table websockets this often, and drops the
+# rows of any process that has not vouched for its own for PRESENCE_TIMEOUT_SECONDS (it died without closing
+# them).
+PRESENCE_HEARTBEAT_SECONDS = max(1, env_int("PRESENCE_HEARTBEAT_SECONDS", 10))
+PRESENCE_TIMEOUT_SECONDS = max(3 * PRESENCE_HEARTBEAT_SECONDS, env_int("PRESENCE_TIMEOUT_SECONDS", 60))
+
 # Channel layer: in-memory by default, Redis when REDIS_URL is set.
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:

@@ -3,7 +3,10 @@
 Deadlines live in the database (`Table.deadline`), so the clock needs no memory of its own: after a restart
 it recovers broken rounds once (`services.recover_tables`) and then applies whatever fell due meanwhile.
 Several processes (PostgreSQL + Redis) may each run a clock: `services.expire_due` re-checks each deadline's
-table version under the row lock, so every expiry happens once.
+table version under the row lock, so every expiry happens once. Every `PRESENCE_HEARTBEAT_SECONDS` the clock
+also vouches for the process's open table websockets and drops the presence rows nobody vouches for any more
+(`heartbeat`), so that a player connected to a process that was killed outright is seen to be gone. Every
+process of a cluster must therefore run its clock.
 
 `start()` is called when the ASGI application loads (blackjack_site/asgi.py). It does nothing when the
 environment says `TABLE_CLOCK=0`, or under pytest unless `TABLE_CLOCK=1` (tests drive `expire_due` with an
@@ -14,10 +17,12 @@ import logging
 import os
 import sys
 import threading
+import time
 
+from django.conf import settings
 from django.db import close_old_connections
 
-from tables import broadcast, services
+from tables import broadcast, liveness, services
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +75,19 @@ def tick() -> int:
         close_old_connections()
 
 
+def heartbeat() -> None:
+    """Vouch for this process's open table websockets, then drop the presence rows of processes that have
+    stopped vouching for theirs (killed outright: their players count as disconnected from then on)."""
+    close_old_connections()
+    try:
+        services.refresh_presence(liveness.held())
+        dropped = services.sweep_presence()
+        if dropped:
+            logger.warning("table clock: dropped %d presence row(s) of a server that stopped", dropped)
+    finally:
+        close_old_connections()
+
+
 def _run() -> None:
     try:
         close_old_connections()
@@ -78,8 +96,15 @@ def _run() -> None:
             logger.warning("table clock: voided %d round(s) that could not be resumed", voided)
     except Exception:
         logger.exception("table clock: recovery failed")
+    beat_due = time.monotonic()
     while not _stop.wait(TICK_SECONDS):
         try:
             tick()
         except Exception:
             logger.exception("table clock: tick failed")
+        if time.monotonic() >= beat_due:
+            beat_due = time.monotonic() + settings.PRESENCE_HEARTBEAT_SECONDS
+            try:
+                heartbeat()
+            except Exception:
+                logger.exception("table clock: presence heartbeat failed")

@@ -36,7 +36,7 @@ from django.conf import settings
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 
-from tables import broadcast, services
+from tables import broadcast, liveness, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
 from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
@@ -149,6 +149,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.joined = True
         await self.accept()
         await on_database(self._note_presence)(True)
+        if self.user.is_authenticated:
+            liveness.opened(self.channel_name, self.table_id, self.user)
         await self.send_view(force=True)
         self.worker = asyncio.create_task(self._work())
 
@@ -158,6 +160,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         if not self.joined:
             return
         await self.channel_layer.group_discard(self.group, self.channel_name)
+        liveness.closed(self.channel_name)
         await on_database(self._note_presence)(False)
 
     def _note_presence(self, connected: bool) -> None:

@@ -316,12 +316,14 @@ class ChatMessage(models.Model):
 
 
 class Presence(models.Model):
-    """One open websocket of a logged-in user on a table (several tabs: several rows)."""
+    """One open websocket of a logged-in user on a table (several tabs: several rows). The process holding it
+    vouches for it every `PRESENCE_HEARTBEAT_SECONDS` (`seen_at`); a row nobody vouches for is dropped."""
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="presences")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     channel_name = models.CharField(max_length=200, unique=True)
     connected_at = models.DateTimeField(default=timezone.now)
+    seen_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     def __str__(self) -> str:
         return f"user #{self.user_id} on table #{self.table_id}"

@@ -211,12 +211,66 @@ def note_presence(*, table_id: int, user, connected: bool, channel_name: str) ->
                 seat.disconnected_at = None
         else:
             Presence.objects.filter(channel_name=channel_name).delete()
-            still_here = Presence.objects.filter(table=change.table, user=user).exists()
-            marked = [] if still_here else [seat for seat in seats if seat.disconnected_at is None]
-            for seat in marked:
-                seat.disconnected_at = change.now
+            marked = _mark_if_gone(change, user.pk)
         if marked:
             change.finish()
+
+
+def _mark_if_gone(change: "_Change", user_id: int) -> list[Seat]:
+    """The user's seats at the table, marked disconnected now, if no connection of theirs is left there."""
+    if Presence.objects.filter(table=change.table, user_id=user_id).exists():
+        return []
+    marked = [
+        seat for seat in change.seats.values() if seat.user_id == user_id and seat.disconnected_at is None
+    ]
+    for seat in marked:
+        seat.disconnected_at = change.now
+    return marked
+
+
+def refresh_presence(held: dict[str, tuple[int, Any]], *, now: datetime | None = None) -> int:
+    """Vouch for the table websockets one process holds open (`tables.liveness`: channel name -> (table id,
+    user)): their rows are seen now. A row found missing (dropped by `sweep_presence` while this process could
+    not reach the database) is written again, which clears its seat's disconnected mark. Returns how many
+    rows were written again."""
+    if not held:
+        return 0
+    now = now or timezone.now()
+    names = list(held)
+    if Presence.objects.filter(channel_name__in=names).update(seen_at=now) == len(names):
+        return 0
+    present = set(Presence.objects.filter(channel_name__in=names).values_list("channel_name", flat=True))
+    missing = [name for name in names if name not in present]
+    for name in missing:
+        table_id, user = held[name]
+        try:
+            note_presence(table_id=table_id, user=user, connected=True, channel_name=name)
+        except ActionRefused:  # the table was deleted
+            continue
+    return len(missing)
+
+
+def sweep_presence(*, now: datetime | None = None) -> int:
+    """Drop the presence rows no process has vouched for within `PRESENCE_TIMEOUT_SECONDS`: their process died
+    without closing its websockets. A player left with no connection at the table is marked disconnected, as
+    after a normal disconnect, so the grace period and standing up follow. Returns the rows dropped."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
+    stale = Presence.objects.filter(seen_at__lt=cutoff).values_list("channel_name", "table_id", "user_id")
+    dropped = 0
+    for channel_name, table_id, user_id in list(stale):
+        with transaction.atomic():
+            try:
+                change = _Change.begin(table_id, load_round=False)
+            except ActionRefused:  # the table was deleted, and its presence rows with it
+                continue
+            # Re-checked under the table's lock: the row may have been vouched for or closed meanwhile.
+            if not Presence.objects.filter(channel_name=channel_name, seen_at__lt=cutoff).delete()[0]:
+                continue
+            dropped += 1
+            if _mark_if_gone(change, user_id):
+                change.finish()
+    return dropped
 
 
 def post_chat(*, table_id: int, user, text: str) -> ChatMessage:

@@ -17,7 +17,7 @@ from django.db import connection, connections
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
 from tables.loadtest.fixtures import prepare
-from tables.models import Round, Table
+from tables.models import Round, Seat, Table
 from tests.scale.play import Crew
 from tests.scale.servers import PrivateRedis
 
@@ -107,6 +107,47 @@ def test_sigkill_of_one_of_two_processes_players_fail_over_to_the_other(servers)
     assert killed_round.settled_at is not None
     assert not killed_round.voided
     assert crew.recorder.unexpected_errors == crew.recorder.errors["connection_lost"] == 1
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_a_player_lost_with_a_killed_process_is_seen_gone_by_the_other(servers):
+    """The killed process never closes its websockets. Its player does not come back; the other process stops
+    seeing the dead one vouch for that connection and marks the seat disconnected (then the grace period and
+    standing up follow as after any disconnect), while the player it serves stays present."""
+    quick = {"PRESENCE_HEARTBEAT_SECONDS": "1", "PRESENCE_TIMEOUT_SECONDS": "3"}
+    first, second = servers(**quick), servers(**quick)
+    fixture = prepare(run_id="gone", tables=1, players=2)
+    table_id = fixture.table_ids[0]
+    crew = Crew(fixture, [first.url, second.url])  # seat 1 on the first process, seat 2 on the second
+    crew.bots[0].urls = crew.bots[0].urls[:1]  # seat 1's player tries the first process only
+
+    def seat_marks():
+        return dict(Seat.objects.filter(table_id=table_id).values_list("number", "disconnected_at"))
+
+    async def scenario():
+        await crew.start()
+        await crew.play_rounds(1, timeout=60)
+        crew.hold(lambda state: True)
+        await asyncio.sleep(4)  # longer than the timeout: the rows live on being vouched for
+        assert await db(seat_marks) == {1: None, 2: None}
+        first.kill()
+        ends = asyncio.get_running_loop().time() + 30
+        while (await db(seat_marks))[1] is None:
+            assert asyncio.get_running_loop().time() < ends, "seat 1 never marked disconnected"
+            await asyncio.sleep(0.25)
+        marks = await db(seat_marks)
+        crew.hold(None)
+        await crew.finish()
+        return marks
+
+    marks = asyncio.run(scenario())
+    assert marks[2] is None  # the second process's player is still there
+    assert crew.recorder.errors["connection_lost"] == 1  # seat 1's player, who never got back
+    assert crew.recorder.reconnects == 0
+    assert "dropped 1 presence row(s)" in second.output()
     report = audit_ledger()
     assert report.ok, report.discrepancies
 

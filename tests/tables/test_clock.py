@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from tables import broadcast, clock, services
-from tables.models import Phase, Seat, Table, TableEvent
+from tables import broadcast, clock, liveness, services
+from tables.models import Phase, Presence, Seat, Table, TableEvent
 from tests.tables.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -190,6 +190,72 @@ def test_reconnecting_within_the_grace_period_keeps_the_seat(table, alice, act):
     services.note_presence(table_id=table.pk, user=alice, connected=True, channel_name="c3")
     assert seat_of(table, 3).disconnected_at is None
     assert services.expire_due(now=timezone.now() + timedelta(seconds=10)) == 0
+
+
+def connected(table, user, channel_name: str, *, seen_at=None) -> None:
+    services.note_presence(table_id=table.pk, user=user, connected=True, channel_name=channel_name)
+    if seen_at is not None:
+        Presence.objects.filter(channel_name=channel_name).update(seen_at=seen_at)
+
+
+def test_the_connections_of_a_process_that_stopped_vouching_are_dropped(table, alice, bob, act, settings):
+    """A process killed outright never closes its websockets: after PRESENCE_TIMEOUT_SECONDS without being
+    vouched for, its rows go, and a player left without any connection counts as disconnected from then on."""
+    settings.PRESENCE_TIMEOUT_SECONDS = 60
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    now = timezone.now()
+    connected(table, alice, "dead-a", seen_at=now - timedelta(seconds=61))
+    connected(table, bob, "dead-b", seen_at=now - timedelta(seconds=61))
+    connected(table, bob, "live-b", seen_at=now - timedelta(seconds=59))  # his other tab, on a live process
+    version = fresh(table).version
+    assert services.sweep_presence(now=now) == 2
+    assert set(Presence.objects.values_list("channel_name", flat=True)) == {"live-b"}
+    assert seat_of(table, 1).disconnected_at is not None
+    assert seat_of(table, 2).disconnected_at is None
+    assert fresh(table).version == version + 1  # the viewers see her marked away
+    assert services.sweep_presence(now=now) == 0
+    gone_at = seat_of(table, 1).disconnected_at
+    Table.objects.filter(pk=table.pk).update(deadline=gone_at + timedelta(hours=1))
+    assert services.expire_due(now=gone_at + timedelta(seconds=31)) == 1
+    assert seat_of(table, 1).user is None  # stood up after the grace period, as after any disconnect
+    assert seat_of(table, 2).user == bob
+
+
+def test_a_live_process_vouches_for_its_connections_and_restores_dropped_ones(table, alice, act, settings):
+    settings.PRESENCE_TIMEOUT_SECONDS = 60
+    act(table, alice, "sit", seat=1)
+    long_ago = timezone.now() - timedelta(minutes=5)
+    connected(table, alice, "tab-1", seen_at=long_ago)
+    connected(table, alice, "tab-2", seen_at=long_ago)
+    held = {"tab-1": (table.pk, alice), "tab-2": (table.pk, alice)}
+    assert services.refresh_presence(held) == 0
+    assert services.sweep_presence() == 0  # both vouched for just now
+    # The database was out of reach for longer than the timeout: another process dropped both rows.
+    assert services.sweep_presence(now=timezone.now() + timedelta(seconds=61)) == 2
+    assert seat_of(table, 1).disconnected_at is not None
+    assert services.refresh_presence(held) == 2  # written again, the mark cleared
+    assert Presence.objects.count() == 2
+    assert seat_of(table, 1).disconnected_at is None
+
+
+@pytest.mark.django_db(transaction=True)  # the heartbeat closes the connection around its work
+def test_the_clock_heartbeat_vouches_for_the_websockets_this_process_holds(table, alice, bob, act, settings):
+    settings.PRESENCE_TIMEOUT_SECONDS = 60
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    long_ago = timezone.now() - timedelta(minutes=5)
+    connected(table, alice, "held-here", seen_at=long_ago)
+    connected(table, bob, "held-elsewhere", seen_at=long_ago)
+    liveness.opened("held-here", table.pk, alice)
+    try:
+        clock.heartbeat()
+    finally:
+        liveness.closed("held-here")
+    assert list(Presence.objects.values_list("channel_name", flat=True)) == ["held-here"]
+    assert seat_of(table, 1).disconnected_at is None
+    assert seat_of(table, 2).disconnected_at is not None
+    assert liveness.held() == {}
 
 
 def test_a_disconnected_player_in_a_round_plays_out_by_timeouts_then_leaves(
