@@ -150,7 +150,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.accept()
         await on_database(self._note_presence)(True)
         if self.user.is_authenticated:
-            liveness.opened(self.channel_name, self.table_id, self.user)
+            liveness.opened(self)
         await self.send_view(force=True)
         self.worker = asyncio.create_task(self._work())
 
@@ -160,7 +160,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         if not self.joined:
             return
         await self.channel_layer.group_discard(self.group, self.channel_name)
-        liveness.closed(self.channel_name)
+        liveness.closed(self)
         await on_database(self._note_presence)(False)
 
     def _note_presence(self, connected: bool) -> None:

@@ -2,7 +2,9 @@
 stands a hand, starts the next round, stands up absent players, and applies each deadline exactly once.
 One test runs the real clock thread."""
 
+import gc
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
@@ -192,6 +194,15 @@ def test_reconnecting_within_the_grace_period_keeps_the_seat(table, alice, act):
     assert services.expire_due(now=timezone.now() + timedelta(seconds=10)) == 0
 
 
+@dataclass(eq=False)
+class Websocket:
+    """What `tables.liveness` needs of a consumer."""
+
+    channel_name: str
+    table_id: int
+    user: object
+
+
 def connected(table, user, channel_name: str, *, seen_at=None) -> None:
     services.note_presence(table_id=table.pk, user=user, connected=True, channel_name=channel_name)
     if seen_at is not None:
@@ -247,15 +258,25 @@ def test_the_clock_heartbeat_vouches_for_the_websockets_this_process_holds(table
     long_ago = timezone.now() - timedelta(minutes=5)
     connected(table, alice, "held-here", seen_at=long_ago)
     connected(table, bob, "held-elsewhere", seen_at=long_ago)
-    liveness.opened("held-here", table.pk, alice)
+    consumer = Websocket(channel_name="held-here", table_id=table.pk, user=alice)
+    liveness.opened(consumer)
     try:
         clock.heartbeat()
     finally:
-        liveness.closed("held-here")
+        liveness.closed(consumer)
     assert list(Presence.objects.values_list("channel_name", flat=True)) == ["held-here"]
     assert seat_of(table, 1).disconnected_at is None
     assert seat_of(table, 2).disconnected_at is not None
-    assert liveness.held() == {}
+    assert "held-here" not in liveness.held()
+
+
+def test_a_consumer_gone_without_closing_is_no_longer_vouched_for():
+    consumer = Websocket(channel_name="cancelled", table_id=1, user=None)
+    liveness.opened(consumer)
+    assert liveness.held()["cancelled"] == (1, None)
+    del consumer
+    gc.collect()
+    assert "cancelled" not in liveness.held()
 
 
 def test_a_disconnected_player_in_a_round_plays_out_by_timeouts_then_leaves(
