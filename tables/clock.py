@@ -80,7 +80,7 @@ def heartbeat() -> None:
     stopped vouching for theirs (killed outright: their players count as disconnected from then on)."""
     close_old_connections()
     try:
-        services.refresh_presence(liveness.held())
+        services.refresh_presence(liveness.held(), still_open=liveness.is_open)
         dropped = services.sweep_presence()
         if dropped:
             logger.warning("table clock: dropped %d presence row(s) of a server that stopped", dropped)

@@ -22,6 +22,11 @@ def closed(consumer) -> None:
         _open.discard(consumer)
 
 
+def is_open(channel_name: str) -> bool:
+    with _lock:
+        return any(consumer.channel_name == channel_name for consumer in _open)
+
+
 def held() -> dict[str, tuple[int, object]]:
     """channel name -> (table id, user) of every open table websocket of this process."""
     with _lock:

@@ -228,11 +228,14 @@ def _mark_if_gone(change: "_Change", user_id: int) -> list[Seat]:
     return marked
 
 
-def refresh_presence(held: dict[str, tuple[int, Any]], *, now: datetime | None = None) -> int:
+def refresh_presence(
+    held: dict[str, tuple[int, Any]], *, still_open=lambda channel_name: True, now: datetime | None = None
+) -> int:
     """Vouch for the table websockets one process holds open (`tables.liveness`: channel name -> (table id,
     user)): their rows are seen now. A row found missing (dropped by `sweep_presence` while this process could
-    not reach the database) is written again, which clears its seat's disconnected mark. Returns how many
-    rows were written again."""
+    not reach the database) is written again, which clears its seat's disconnected mark, unless `still_open`
+    says that websocket has closed meanwhile (its own disconnect removed the row). Returns how many rows were
+    written again."""
     if not held:
         return 0
     now = now or timezone.now()
@@ -241,13 +244,17 @@ def refresh_presence(held: dict[str, tuple[int, Any]], *, now: datetime | None =
         return 0
     present = set(Presence.objects.filter(channel_name__in=names).values_list("channel_name", flat=True))
     missing = [name for name in names if name not in present]
+    restored = 0
     for name in missing:
+        if not still_open(name):
+            continue
         table_id, user = held[name]
         try:
             note_presence(table_id=table_id, user=user, connected=True, channel_name=name)
         except ActionRefused:  # the table was deleted
             continue
-    return len(missing)
+        restored += 1
+    return restored
 
 
 def sweep_presence(*, now: datetime | None = None) -> int:
