@@ -117,7 +117,7 @@ def test_a_player_lost_with_a_killed_process_is_seen_gone_by_the_other(servers):
     """The killed process never closes its websockets. Its player does not come back; the other process stops
     seeing the dead one vouch for that connection and marks the seat disconnected (then the grace period and
     standing up follow as after any disconnect), while the player it serves stays present."""
-    quick = {"PRESENCE_HEARTBEAT_SECONDS": "1", "PRESENCE_TIMEOUT_SECONDS": "3"}
+    quick = {"PRESENCE_HEARTBEAT_SECONDS": "1", "PRESENCE_TIMEOUT_SECONDS": "5"}
     first, second = servers(**quick), servers(**quick)
     fixture = prepare(run_id="gone", tables=1, players=2)
     table_id = fixture.table_ids[0]
@@ -131,7 +131,7 @@ def test_a_player_lost_with_a_killed_process_is_seen_gone_by_the_other(servers):
         await crew.start()
         await crew.play_rounds(1, timeout=60)
         crew.hold(lambda state: True)
-        await asyncio.sleep(4)  # longer than the timeout: the rows live on being vouched for
+        await asyncio.sleep(6)  # longer than the timeout: the rows live on being vouched for
         assert await db(seat_marks) == {1: None, 2: None}
         first.kill()
         ends = asyncio.get_running_loop().time() + 30
