@@ -86,6 +86,17 @@ class Crew:
         for bot in self.bots:
             bot.hold = predicate
 
+    async def hold_at(self, predicate, *, timeout: float, what: str) -> None:
+        """Hold the bots (as `hold`) and wait until every bot's last state satisfies `predicate` with no
+        action of its own in flight: an action sent just before the hold may still change the table, and a
+        bot's last state is then older than the table's."""
+        self.hold(predicate)
+        await self.wait_for(
+            lambda: all(bot.state and predicate(bot.state) and bot.in_flight is None for bot in self.bots),
+            timeout,
+            what,
+        )
+
     def settled(self) -> int:
         """Rounds settled so far, over all tables (as the bots saw them)."""
         return sum(len(ledger.settled) for ledger in self.ledgers.values())

@@ -55,9 +55,10 @@ def test_sigkill_mid_round_then_restart_resumes_the_round(servers):
     async def scenario():
         await crew.start()
         await crew.play_rounds(1, timeout=60)
-        crew.hold(in_play)  # stop in the middle of the next round, cards dealt, a turn open
-        await crew.wait_for(lambda: all(bot.state and in_play(bot.state) for bot in crew.bots), 30, "a deal")
+        # Stop in the middle of the next round, cards dealt, a turn open.
+        await crew.hold_at(in_play, timeout=30, what="a deal")
         before = await db(current_round, table_id)
+        assert before.settled_at is None  # the kill comes mid-round
         server.kill()
         server.start()
         await crew.wait_for(lambda: crew.recorder.reconnects >= 2, 60, "both bots reconnected")
@@ -89,8 +90,7 @@ def test_sigkill_of_one_of_two_processes_players_fail_over_to_the_other(servers)
     async def scenario():
         await crew.start()
         await crew.play_rounds(1, timeout=60)
-        crew.hold(in_play)
-        await crew.wait_for(lambda: all(bot.state and in_play(bot.state) for bot in crew.bots), 30, "a deal")
+        await crew.hold_at(in_play, timeout=30, what="a deal")
         before = await db(current_round, table_id)
         first.kill()  # and it stays dead
         await crew.wait_for(lambda: crew.recorder.reconnects >= 1, 60, "the first process's player back")
@@ -231,8 +231,7 @@ def test_database_outage_refuses_actions_clearly_and_changes_nothing(servers, fa
     async def scenario():
         await crew.start()
         await crew.play_rounds(1, timeout=60)
-        crew.hold(in_play)
-        await crew.wait_for(lambda: all(bot.state and in_play(bot.state) for bot in crew.bots), 30, "a deal")
+        await crew.hold_at(in_play, timeout=30, what="a deal")
         before = await db(snapshot, table_id)
         await db(lambda: lock_out(fault_role, allowed=False))
         turn = crew.bots[0].state["table"]["turn"]
