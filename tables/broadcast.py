@@ -61,7 +61,11 @@ def held():
 
     A consumer applies an action and builds its own viewer's view of the new version in one trip to the
     database thread; holding the announcement until then means the other viewers, told of the version, find
-    its shared part already kept instead of each reading it again."""
+    its shared part already kept instead of each reading it again. Nested, the sends wait for the outer
+    block."""
+    if getattr(_held, "pending", None) is not None:
+        yield
+        return
     pending: list[tuple[str, dict]] = []
     _held.pending = pending
     try:

@@ -24,12 +24,18 @@ def in_memory_layer(settings):
     channel_layers.backends.clear()
 
 
+async def listening(layer, group: str) -> str:
+    """A channel in `group`, with this test's loop registered for the broadcasts."""
+    channel = await layer.new_channel()
+    await layer.group_add(group, channel)
+    broadcast.register_loop(asyncio.get_running_loop())
+    return channel
+
+
 @pytest.mark.asyncio
 async def test_a_send_from_a_foreign_thread_reaches_the_registered_loop(in_memory_layer):
     layer = in_memory_layer
-    channel = await layer.new_channel()
-    await layer.group_add("table-7", channel)
-    broadcast.register_loop(asyncio.get_running_loop())
+    channel = await listening(layer, "table-7")
     thread = threading.Thread(target=broadcast.send, args=("table-7", {"type": "table.changed", "v": 3}))
     thread.start()
     message = await asyncio.wait_for(layer.receive(channel), timeout=2)
@@ -42,9 +48,7 @@ async def test_a_send_from_a_sync_to_async_worker_reaches_the_loop(in_memory_lay
     from asgiref.sync import sync_to_async
 
     layer = in_memory_layer
-    channel = await layer.new_channel()
-    await layer.group_add("lobby", channel)
-    broadcast.register_loop(asyncio.get_running_loop())
+    channel = await listening(layer, "lobby")
     await sync_to_async(broadcast.send)("lobby", {"type": "lobby.changed"})
     assert await asyncio.wait_for(layer.receive(channel), timeout=2) == {"type": "lobby.changed"}
 
@@ -60,15 +64,14 @@ def test_without_a_running_loop_an_in_memory_send_is_dropped_quietly(in_memory_l
 @pytest.mark.asyncio
 async def test_held_sends_go_out_in_order_when_the_block_ends(in_memory_layer):
     layer = in_memory_layer
-    channel = await layer.new_channel()
-    await layer.group_add("table-7", channel)
-    broadcast.register_loop(asyncio.get_running_loop())
+    channel = await listening(layer, "table-7")
     inside, release = threading.Event(), threading.Event()
 
     def work():
         with broadcast.held():
             broadcast.send("table-7", {"type": "table.changed", "v": 1})
-            broadcast.send("table-7", {"type": "table.changed", "v": 2})
+            with broadcast.held():  # nested: held until the outer block ends
+                broadcast.send("table-7", {"type": "table.changed", "v": 2})
             inside.set()
             release.wait(5)
 
@@ -86,9 +89,7 @@ async def test_held_sends_go_out_in_order_when_the_block_ends(in_memory_layer):
 @pytest.mark.asyncio
 async def test_held_sends_go_out_even_when_the_block_fails(in_memory_layer):
     layer = in_memory_layer
-    channel = await layer.new_channel()
-    await layer.group_add("lobby", channel)
-    broadcast.register_loop(asyncio.get_running_loop())
+    channel = await listening(layer, "lobby")
 
     def fail():
         with broadcast.held():
