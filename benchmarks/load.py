@@ -212,6 +212,15 @@ def main() -> None:
                 f"load {result['load_average'][0]:.1f}",
                 flush=True,
             )
+            by_action = result["actor_latency_ms_by_action"]
+            print(
+                "    actor p50/p99 ms by action: "
+                + ", ".join(
+                    f"{key} {figures['p50']}/{figures['p99']} ({figures['count']})"
+                    for key, figures in by_action.items()
+                ),
+                flush=True,
+            )
             if p99(result) >= args.goal_ms and not args.keep_going:
                 break
     finally:

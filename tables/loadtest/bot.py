@@ -275,7 +275,12 @@ class Bot:
             if sent_at is not None:
                 self.recorder.seen_by_other(now - sent_at)
         if self.in_flight is not None and version > self.in_flight.version and self._answered(message):
-            self.recorder.action_done(now - self.in_flight.sent_at)
+            settling = message["table"]["phase"] == "settled" and (
+                self.state is None or self.state["table"]["phase"] != "settled"
+            )
+            self.recorder.action_done(
+                now - self.in_flight.sent_at, action=self.in_flight.action, settling=settling
+            )
             self.in_flight = None
         self.state = message
         table = message["table"]

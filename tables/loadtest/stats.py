@@ -4,6 +4,9 @@ Two latencies per accepted action, both from the moment the acting bot sent it (
 process, so no clock skew):
 - actor: until the acting client receives the state that includes its action;
 - others: until each other client seated at that table receives a state at least that new.
+
+The actor's latency is also kept by action ("hit", "bet", ...), with the actions that ended a round (the
+dealer's play and the settlement ran in them) apart as "<action> settling": which actions make the tail.
 """
 
 import math
@@ -37,6 +40,7 @@ def percentiles(values: list[float]) -> dict[str, Any]:
 @dataclass
 class Recorder:
     actor: list[float] = field(default_factory=list)
+    actor_by_action: dict[str, list[float]] = field(default_factory=dict)
     others: list[float] = field(default_factory=list)
     actions: int = 0
     rounds: int = 0
@@ -49,10 +53,14 @@ class Recorder:
     # The measured window in Unix time (set by the runner), to match it with other figures (CPU time).
     window: tuple[float, float] | None = None
 
-    def action_done(self, latency: float) -> None:
+    def action_done(self, latency: float, *, action: str = "action", settling: bool = False) -> None:
+        """The acting client saw its `action` answered after `latency` seconds; `settling` when that answer
+        is the settled round (the action ended it)."""
         if self.measuring:
             self.actions += 1
             self.actor.append(latency)
+            key = f"{action} settling" if settling else action
+            self.actor_by_action.setdefault(key, []).append(latency)
 
     def seen_by_other(self, latency: float) -> None:
         if self.measuring:
@@ -95,6 +103,9 @@ class Recorder:
             "actions": self.actions,
             "actions_per_s": round(self.actions / seconds, 2) if self.elapsed else 0.0,
             "latency_ms": {"actor": percentiles(self.actor), "others": percentiles(self.others)},
+            "actor_latency_ms_by_action": {
+                key: percentiles(values) for key, values in sorted(self.actor_by_action.items())
+            },
             "errors": dict(sorted(self.errors.items())),
             "races": self.races,
             "races_by_action": dict(sorted(self.races_by_action.items())),

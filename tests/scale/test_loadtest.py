@@ -347,6 +347,10 @@ def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, c
         figures = result["latency_ms"][who]
         assert figures["count"] > 0
         assert 0 < figures["p50"] <= figures["p95"] <= figures["p99"] <= figures["max"]
+    by_action = result["actor_latency_ms_by_action"]
+    assert sum(figures["count"] for figures in by_action.values()) == result["actions"]
+    assert {"bet", "ready"} <= set(by_action)
+    assert any(key.endswith(" settling") for key in by_action)  # the actions that ended a round, apart
     assert result["unexpected_errors"] == 0, result["errors"]
     assert result["audit"]["ok"], result["audit"]
     assert result["audit"]["sum_of_balances"] == 0
