@@ -17,7 +17,9 @@ instead.
 """
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -244,6 +246,110 @@ def pay(*, user, amount, kind="payout", round_ref=None, table_ref=None, memo="")
         raise WalletError(f"A payment is a payout or a refund, not {kind!r}.", code="bad_kind")
     return _house_movement(
         user=user, player_delta=amount, kind=kind, round_ref=round_ref, table_ref=table_ref, memo=memo
+    )
+
+
+class Payment(NamedTuple):
+    """One payment of `pay_many`: what `pay` takes, for one player."""
+
+    user: object
+    amount: int
+    kind: str = "payout"
+    memo: str = ""
+
+
+def pay_many(*, payments: Sequence[Payment], round_ref=None, table_ref=None) -> list[LedgerEntry]:
+    """Make several payments from the house at once (a round's settlement): the same ledger rows, in the
+    same order, as calling `pay` for each, in four statements however many there are (the house row, every
+    player row in one update, the balances read back, the entries). Everything is checked before anything
+    is written; a user without a wallet is refused (`NoWallet`) and nothing is left behind. Returns the
+    players' entries, in the order of `payments`."""
+    _check_ref("round_ref", round_ref)
+    _check_ref("table_ref", table_ref)
+    for payment in payments:
+        check_amount(payment.amount)
+        if payment.kind not in (LedgerEntry.Kind.PAYOUT, LedgerEntry.Kind.REFUND):
+            raise WalletError(f"A payment is a payout or a refund, not {payment.kind!r}.", code="bad_kind")
+        _check_memo(payment.memo)
+    if not payments:
+        return []
+    deltas: dict[int, int] = {}
+    for payment in payments:
+        deltas[payment.user.pk] = deltas.get(payment.user.pk, 0) + payment.amount
+    total = sum(deltas.values())
+    # No savepoint, as in `_house_movement`: a refusal undoes its own writes and is raised outside the block.
+    with transaction.atomic(savepoint=False):
+        # The house first, then the players, as every movement locks them (no deadlock).
+        _update_system_wallet(Wallet.Kind.HOUSE, -total)
+        if _credit_players(deltas) != len(deltas):
+            # Undo both sides (this transaction holds the rows, so exactly), then name who has no wallet.
+            _credit_players({user_id: -delta for user_id, delta in deltas.items()})
+            _update_system_wallet(Wallet.Kind.HOUSE, total)
+            held = set(Wallet.objects.filter(user_id__in=deltas).values_list("user_id", flat=True))
+            missing = min(set(deltas) - held)
+        else:
+            return _write_payments(payments, deltas, total, round_ref=round_ref, table_ref=table_ref)
+    raise NoWallet(f"User {missing} has no wallet.")
+
+
+def _write_payments(
+    payments, deltas: dict[int, int], total: int, *, round_ref, table_ref
+) -> list[LedgerEntry]:
+    """The ledger rows of `pay_many`, once the balances have moved."""
+    rows = Wallet.objects.filter(Q(kind=Wallet.Kind.HOUSE) | Q(user_id__in=deltas)).values_list(
+        "pk", "user_id", "balance"
+    )
+    house_pk, wallets, balances = None, {}, {}
+    for pk, user_id, balance in rows:
+        if user_id is None:
+            house_pk = pk
+        else:
+            wallets[user_id] = pk
+        # The balance before these payments, walked forward entry by entry below.
+        balances[pk] = balance + total if user_id is None else balance - deltas[user_id]
+    now = timezone.now()
+    entries = []
+    for payment in payments:
+        common = {
+            "transfer": uuid.uuid4(),
+            "kind": payment.kind,
+            "round_ref": round_ref,
+            "table_ref": table_ref,
+            "memo": payment.memo,
+            "created_at": now,
+        }
+        player_pk = wallets[payment.user.pk]
+        balances[player_pk] += payment.amount
+        balances[house_pk] -= payment.amount
+        entries.append(
+            LedgerEntry(
+                wallet_id=player_pk, amount=payment.amount, balance_after=balances[player_pk], **common
+            )
+        )
+        entries.append(
+            LedgerEntry(
+                wallet_id=house_pk, amount=-payment.amount, balance_after=balances[house_pk], **common
+            )
+        )
+    LedgerEntry.objects.bulk_create(entries)
+    return entries[::2]
+
+
+def _credit_players(deltas: dict[int, int]) -> int:
+    """Add `deltas[user_id]` to each of those players' balances in one statement; how many rows changed."""
+    cases = " ".join(["WHEN %s THEN %s"] * len(deltas))
+    listed = ", ".join(["%s"] * len(deltas))
+    return execute(
+        f"wallet: credit {len(deltas)} players",
+        lambda q: (
+            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + CASE {q('user_id')} "
+            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed})"
+        ),
+        [
+            *(value for user_id, delta in deltas.items() for value in (user_id, delta)),
+            Wallet.Kind.PLAYER.value,
+            *deltas,
+        ],
     )
 
 

@@ -5,7 +5,8 @@
 
 Bots of one table play basic strategy through `tables.services.perform` (as the consumer calls it), and after
 every action each seated player's view is rebuilt as a consumer does after a broadcast, in JSON. Prints the
-milliseconds of CPU and the queries per action, split into the action itself and the views, so a change to
+milliseconds of CPU and the queries per action, split into the action itself and the views (and the actions
+that ended a round, which settle it, apart), so a change to
 the hot path can be measured without the noise of a whole load test. Uses DATABASE_URL (SQLite by default,
 a throw-away file); the database is migrated first.
 """
@@ -75,8 +76,8 @@ def main() -> None:
             table_id=table.pk, user=user, action={"action": "sit", "seat": seat}, expected_version=view["v"]
         )
 
-    action_s = view_s = 0.0
-    action_queries = view_queries = 0
+    action_s = view_s = settling_s = 0.0
+    action_queries = view_queries = settling_queries = settlements = 0
     done = 0
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     views = {user.pk: build_table_view(table_id=table.pk, user=user) for user in users}
@@ -98,6 +99,7 @@ def main() -> None:
                 )
             t1 = time.process_time()
             action_queries += len(queries)
+            queries_of_action = queries.captured_queries
             connection.queries_log.clear()
             with CaptureQueriesContext(connection) as queries:
                 views = {}
@@ -111,6 +113,10 @@ def main() -> None:
                 profiler.disable()
             view_queries += len(queries)
             action_s += t1 - t0
+            if views[user.pk]["table"]["phase"] == "settled" and state["table"]["phase"] != "settled":
+                settling_s += t1 - t0
+                settling_queries += len(queries_of_action)
+                settlements += 1
             view_s += t2 - t1
             done += 1
             moved = True
@@ -126,6 +132,11 @@ def main() -> None:
         f"{action_queries / done:.1f} queries | views {1000 * view_s / done:.2f} ms CPU, "
         f"{view_queries / done:.1f} queries | total {1000 * total / done:.2f} ms CPU per action"
     )
+    if settlements:
+        print(
+            f"of which {settlements} actions ended a round (the dealer's play and the settlement): "
+            f"{1000 * settling_s / settlements:.2f} ms CPU, {settling_queries / settlements:.1f} queries each"
+        )
 
 
 if __name__ == "__main__":

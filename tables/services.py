@@ -366,13 +366,13 @@ def void_round(*, round_id: int, reason: str) -> bool:
             .annotate(net=Sum("amount"))
         )
         users = {seat.user_id: seat.user for seat in change.seats.values() if seat.user_id}
+        payments = []
         for user_id, net in nets:
             if net < 0:
                 user = users.get(user_id) or _user_model().objects.get(pk=user_id)
-                wallet.pay(
-                    user=user, amount=-net, kind="refund", round_ref=rnd.pk, table_ref=table_id, memo="void"
-                )
+                payments.append(wallet.Payment(user, -net, "refund", "void"))
                 refunds[str(user_id)] = -net
+        wallet.pay_many(payments=payments, round_ref=rnd.pk, table_ref=table_id)
         rnd.voided = True
         rnd.settled_at = change.now
         rnd.phase = Phase.SETTLED
@@ -1156,20 +1156,15 @@ def _settle(change: _Change) -> None:
         change.event(TableEvent.Kind.DEALER, f"Dealer busts with {dealer_total}.")
     else:
         change.event(TableEvent.Kind.DEALER, f"Dealer has {dealer_text}.")
-    results = []
+    results, payments = [], []
     for number, seat_state in state.seats.items():
         if not seat_state.stake:
             continue
         user = change.owner(number)
         if seat_state.returned:
             pushes = all(hand.result == "push" for hand in seat_state.hands) and not seat_state.insurance
-            wallet.pay(
-                user=user,
-                amount=seat_state.returned,
-                kind="refund" if pushes else "payout",
-                memo=f"seat {number}",
-                **refs,
-            )
+            kind = "refund" if pushes else "payout"
+            payments.append(wallet.Payment(user, seat_state.returned, kind, f"seat {number}"))
         net = seat_state.returned - seat_state.stake
         results.append(
             {
@@ -1187,6 +1182,7 @@ def _settle(change: _Change) -> None:
             }
         )
         change.event(TableEvent.Kind.RESULT, _result_text(user, number, seat_state, net))
+    wallet.pay_many(payments=payments, **refs)
     rnd.results = {"seats": results, "dealer": {"cards": state.dealer_cards, "total": dealer_total}}
     rnd.settled_at = change.now
     rnd.phase = Phase.SETTLED

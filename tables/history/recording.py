@@ -64,7 +64,7 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
     for seat in seat_results:
         by_user[seat["user_id"]].append(seat)
     rows, mistakes = [], []
-    # In user order: the totals rows are locked one by one, the same order at every table (no deadlock).
+    # In user order, the order `add_to_totals` locks their totals rows in.
     for user_id, seats in sorted(by_user.items()):
         numbers = [seat["seat"] for seat in seats]
         hands = [hand for number in numbers for hand in hands_by_seat.get(number, [])]
@@ -90,8 +90,7 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
         )
     insert(PlayerRound, rows)
     insert(Mistake, mistakes)
-    for row in rows:
-        add_to_totals(row)
+    add_to_totals(rows)
     return rows
 
 
@@ -140,19 +139,26 @@ def player_round_fields(round, user_id: int, seats, hands, decisions: list[Decis
     }
 
 
-def add_to_totals(row: PlayerRound) -> None:
-    """Add a recorded round to the player's all-time and period totals (locks the player's stats row)."""
-    found = _STATS_FOR_UPDATE.rows(row.user_id)
-    if found:
-        (stats,) = model_rows(PlayerStats, found)
-        before = snapshot(stats)
-        add_to_stats(stats, row)
-        save_changed(stats, before)
+def add_to_totals(rows: list[PlayerRound]) -> None:
+    """Add recorded rounds, settled together and one per player, to their players' all-time and period
+    totals. The players' stats rows are locked in user order (the same order at every table: no deadlock),
+    in one statement when all exist; the period rows of them all are added to in one statement."""
+    rows = sorted(rows, key=lambda row: row.user_id)
+    if not rows:
+        return
+    found = model_rows(PlayerStats, _stats_for_update(len(rows)).rows(*(row.user_id for row in rows)))
+    if len(found) == len(rows):
+        for stats, row in zip(found, rows, strict=True):
+            before = snapshot(stats)
+            add_to_stats(stats, row)
+            save_changed(stats, before)
     else:
-        stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
-        add_to_stats(stats, row)
-        stats.save()
-    _add_to_periods(row.user_id, period_starts(row.settled_at), row)
+        # A player's first round: create the missing rows in user order, locking the others in turn.
+        for row in rows:
+            stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
+            add_to_stats(stats, row)
+            stats.save()
+    _add_to_periods(rows, period_starts(rows[0].settled_at))
 
 
 _RECORDED = Prepared(
@@ -164,22 +170,34 @@ _ACTIONS = Prepared(
     ),
     arity=1,
 )
-_STATS_FOR_UPDATE = Prepared(
-    lambda user_id: (
-        PlayerStats.objects.select_for_update().filter(pk=user_id).values_list(*field_names(PlayerStats))
-    ),
-    arity=1,
-)
+_STATS_FOR_UPDATE: dict[int, Prepared] = {}
 
 
-def _add_to_periods(user_id: int, starts: dict[str, datetime.date], row: PlayerRound) -> None:
-    """Add the round to the player's day, week and month rows in one statement, creating those not there yet
-    (an upsert: PostgreSQL and SQLite alike)."""
+def _stats_for_update(count: int) -> Prepared:
+    """The stats rows of `count` users, locked in user order."""
+    prepared = _STATS_FOR_UPDATE.get(count)
+    if prepared is None:
+        prepared = _STATS_FOR_UPDATE[count] = Prepared(
+            lambda *user_ids: (
+                PlayerStats.objects.select_for_update()
+                .filter(pk__in=user_ids)
+                .order_by("pk")
+                .values_list(*field_names(PlayerStats))
+            ),
+            arity=count,
+        )
+    return prepared
+
+
+def _add_to_periods(rows: list[PlayerRound], starts: dict[str, datetime.date]) -> None:
+    """Add the rounds (of distinct players) to their players' day, week and month rows in one statement,
+    creating those not there yet (an upsert: PostgreSQL and SQLite alike)."""
+    count = len(rows) * len(starts)
 
     def build(q) -> str:
         table = q(PeriodStats._meta.db_table)
         columns = ", ".join(q(name) for name in ("user_id", "period", "start", "rounds", "hands", "net"))
-        values = ", ".join(["(%s, %s, %s, 1, %s, %s)"] * len(starts))
+        values = ", ".join(["(%s, %s, %s, 1, %s, %s)"] * count)
         return (
             f"INSERT INTO {table} ({columns}) VALUES {values} "
             f"ON CONFLICT ({q('period')}, {q('start')}, {q('user_id')}) DO UPDATE SET "
@@ -191,10 +209,11 @@ def _add_to_periods(user_id: int, starts: dict[str, datetime.date], row: PlayerR
     adapt = connection.ops.adapt_datefield_value
     params = [
         value
+        for row in rows
         for period, start in starts.items()
-        for value in (user_id, str(period), adapt(start), row.hands, row.net)
+        for value in (row.user_id, str(period), adapt(start), row.hands, row.net)
     ]
-    execute("history: add to the period totals", build, params)
+    execute(f"history: add to the period totals of {len(rows)} players", build, params)
 
 
 def add_to_stats(stats: PlayerStats, row) -> None:

@@ -242,3 +242,140 @@ def test_any_sequence_of_movements_keeps_the_books_balanced(player, other_player
         assert Wallet.objects.aggregate(total=Sum("balance"))["total"] == 0
         assert not Wallet.objects.filter(kind="player", balance__lt=0).exists()
         transaction.set_rollback(True)
+
+
+# --- pay_many: a settlement's payments at once ----------------------------------------------------------
+
+
+def ledger_rows(since: int):
+    """The entries after id `since`, in order: wallet kind and user, amount, balance, kind, memo, refs."""
+    return list(
+        LedgerEntry.objects.filter(pk__gt=since)
+        .order_by("pk")
+        .values_list(
+            "wallet__kind",
+            "wallet__user_id",
+            "amount",
+            "balance_after",
+            "kind",
+            "memo",
+            "round_ref",
+            "table_ref",
+        )
+    )
+
+
+def last_entry_id() -> int:
+    return LedgerEntry.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+def test_pay_many_writes_the_rows_one_pay_each_would(player, other_player):
+    services.stake(user=player, amount=300)
+    services.stake(user=other_player, amount=100)
+    payments = [
+        services.Payment(player, 250, "payout", "seat 1"),
+        services.Payment(other_player, 100, "refund", "seat 2"),
+        services.Payment(player, 40, "payout", "seat 3"),  # a second seat of the same player
+    ]
+    start = last_entry_id()
+    with transaction.atomic():
+        for payment in payments:
+            services.pay(
+                user=payment.user,
+                amount=payment.amount,
+                kind=payment.kind,
+                memo=payment.memo,
+                round_ref=9,
+                table_ref=4,
+            )
+        one_by_one = ledger_rows(start)
+        balances = state()[0]
+        transaction.set_rollback(True)
+
+    entries = services.pay_many(payments=payments, round_ref=9, table_ref=4)
+
+    assert ledger_rows(start) == one_by_one
+    assert state()[0] == balances
+    assert [(e.wallet.user, e.amount, e.balance_after) for e in entries] == [
+        (player, 250, 9_950),
+        (other_player, 100, 10_000),
+        (player, 40, 9_990),
+    ]
+    # Each payment is its own transfer: two rows summing to zero.
+    transfers = LedgerEntry.objects.filter(pk__gt=start).values_list("transfer", flat=True)
+    assert len(set(transfers)) == 3
+    assert audit_ledger().ok
+
+
+def test_pay_many_with_nothing_to_pay_writes_nothing(player):
+    before = state()
+    assert services.pay_many(payments=[], round_ref=1) == []
+    assert state() == before
+
+
+@pytest.mark.parametrize(
+    ("payment", "refs", "error", "code"),
+    [
+        ((0, "payout", ""), {}, services.InvalidAmount, "bad_amount"),
+        ((-5, "refund", ""), {}, services.InvalidAmount, "bad_amount"),
+        ((1.5, "payout", ""), {}, services.InvalidAmount, "bad_amount"),
+        ((10, "bet", ""), {}, services.WalletError, "bad_kind"),
+        ((10, "grant", ""), {}, services.WalletError, "bad_kind"),
+        ((10, "payout", "x" * 201), {}, services.WalletError, "bad_memo"),
+        ((10, "payout", ""), {"round_ref": "7"}, services.WalletError, "bad_reference"),
+        ((10, "payout", ""), {"table_ref": 2.0}, services.WalletError, "bad_reference"),
+    ],
+)
+def test_pay_many_refuses_any_bad_payment_before_writing(player, other_player, payment, refs, error, code):
+    amount, kind, memo = payment
+    before = state()
+    good = services.Payment(other_player, 50, "payout", "seat 1")
+    with pytest.raises(error) as refused:
+        services.pay_many(payments=[good, services.Payment(player, amount, kind, memo)], **refs)
+    assert refused.value.code == code
+    assert state() == before
+
+
+def test_pay_many_to_a_user_without_a_wallet_is_refused_and_leaves_nothing(player, django_user_model):
+    (walletless,) = django_user_model.objects.bulk_create([django_user_model(username="ghost")])
+    with transaction.atomic():
+        before = state()
+        with pytest.raises(services.NoWallet) as refused:
+            services.pay_many(
+                payments=[services.Payment(player, 20), services.Payment(walletless, 30)], round_ref=1
+            )
+        assert str(walletless.pk) in refused.value.message
+        assert state() == before  # the house and the player with a wallet are put back too
+        services.pay(user=player, amount=5)  # the outer transaction goes on
+    assert Wallet.objects.get(user=player).balance == 10_005
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    payments=st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=2),
+            st.integers(min_value=1, max_value=5_000),
+            st.sampled_from(["payout", "refund"]),
+        ),
+        min_size=1,
+        max_size=7,
+    )
+)
+def test_pay_many_matches_one_pay_per_payment(player, other_player, staff, payments):
+    users = [player, other_player, staff]
+    wanted = [
+        services.Payment(users[who], amount, kind, f"seat {n}")
+        for n, (who, amount, kind) in enumerate(payments)
+    ]
+    start = last_entry_id()
+    with transaction.atomic():
+        for payment in wanted:
+            services.pay(user=payment.user, amount=payment.amount, kind=payment.kind, memo=payment.memo)
+        expected = ledger_rows(start), state()[0]
+        transaction.set_rollback(True)
+    with transaction.atomic():
+        services.pay_many(payments=wanted)
+        assert (ledger_rows(start), state()[0]) == expected
+        assert audit_ledger().ok
+        transaction.set_rollback(True)

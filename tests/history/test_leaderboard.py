@@ -29,7 +29,7 @@ def played(user, net: int, at: datetime.datetime, hands: int = 1, wins: int | No
         losses=hands - wins,
         pushes=0,
     )
-    add_to_totals(row)
+    add_to_totals([row])
 
 
 def names(board) -> list[str]:
