@@ -1,11 +1,14 @@
 """Group sends registered on commit: "table N changed to version v", "a chat message arrived", "the lobby
-changed". Broadcasts carry no state; every consumer rebuilds its own viewer's view from the database.
+changed". Broadcasts carry no state; every consumer rebuilds its own viewer's view from the database. They
+are published through `tables.fanout`: to this process's listeners directly, to the other processes' through
+the channel layer.
 
-Which event loop sends: the in-memory channel layer keeps asyncio queues that belong to the server's event
-loop and are not thread-safe, so a send from another thread (the deadline clock, a service run by
+Which event loop sends: the listeners' mailboxes (and the in-memory layer's queues) belong to the server's
+event loop and are not thread-safe, so a send from another thread (the deadline clock, a service run by
 `sync_to_async`) is handed to that loop with `asyncio.run_coroutine_threadsafe`. Consumers register the loop
-when they connect (`register_loop`). Without a registered loop a Redis layer is reached through
-`async_to_sync`; an in-memory layer without a loop has nobody connected to tell, so nothing is sent.
+when they connect (`register_loop`). Without a registered loop the other processes are told through a Redis
+layer with `async_to_sync`; with the in-memory layer and no loop nobody is connected to tell, so nothing is
+sent.
 
 `held()` lets a consumer announce an action only after building its own viewer's view of the new version,
 which the other viewers then find kept (`tables.viewmodel.cached_viewer_view`).
@@ -19,6 +22,8 @@ import threading
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
+
+from tables import fanout
 
 logger = logging.getLogger(__name__)
 
@@ -96,14 +101,15 @@ def _send_now(group: str, message: dict) -> None:
         loop = None
     try:
         if loop is not None and not _runs_on(loop):
-            future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+            future = asyncio.run_coroutine_threadsafe(fanout.publish(group, message), loop)
             future.add_done_callback(_log_failure)
         elif loop is None and not isinstance(layer, InMemoryChannelLayer):
             # In a loop of this thread's own: when the server's loop has stopped (shutting down) while a
-            # worker thread still commits, handing the send to that loop would wait for it forever.
-            async_to_sync(layer.group_send, force_new_loop=True)(group, message)
+            # worker thread still commits, handing the send to that loop would wait for it forever. Nobody
+            # listens here then: only the other processes are told.
+            async_to_sync(fanout.publish_elsewhere, force_new_loop=True)(group, message)
         elif loop is not None:
-            loop.create_task(layer.group_send(group, message))
+            loop.create_task(fanout.publish(group, message))
     except Exception:
         logger.exception("broadcast to %s failed", group)
 

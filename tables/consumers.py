@@ -9,8 +9,9 @@ sends it unless it has already sent that version, so one connection never receiv
 newer one.
 
 Each connection's frames are counted against the rate limit as they arrive and handled one at a time, in
-order, by the connection's worker task; group messages are handled meanwhile, and every send of a view checks
-the version last sent, so the two never send an older state after a newer one.
+order, by the connection's worker task; broadcasts are handled meanwhile, one at a time in order, by the
+connection's mailbox (`tables.fanout`: delivered in process, not through the channel layer), and every send
+of a view checks the version last sent, so the two never send an older state after a newer one.
 
 Formats: `?format=json` sends the view as JSON; otherwise the view is rendered to HTML fragments
 (`tables/partials/live.html`, `tables/partials/lobby_rows.html`) whose top-level elements htmx swaps by id.
@@ -36,7 +37,7 @@ from django.conf import settings
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 
-from tables import broadcast, liveness, services
+from tables import broadcast, fanout, liveness, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
 from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
@@ -145,13 +146,19 @@ class TableConsumer(AsyncWebsocketConsumer):
         register_loop(asyncio.get_running_loop())
         self.group = table_group(self.table_id)
         # Join before reading the state: a change committed in between is then announced, not missed.
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.mailbox = fanout.Mailbox(self.dispatch, failed=self._failed)
+        try:
+            await fanout.join(self.group, self.mailbox)
+        except Exception:
+            self.mailbox.close()
+            raise
         self.joined = True
         await self.accept()
         await on_database(self._note_presence)(True)
         if self.user.is_authenticated:
             liveness.opened(self)
         await self.send_view(force=True)
+        self.mailbox.start()
         self.worker = asyncio.create_task(self._work())
 
     async def disconnect(self, code):
@@ -159,9 +166,14 @@ class TableConsumer(AsyncWebsocketConsumer):
             self.worker.cancel()
         if not self.joined:
             return
-        await self.channel_layer.group_discard(self.group, self.channel_name)
+        self.mailbox.close()
+        await fanout.leave(self.group, self.mailbox)
         liveness.closed(self)
         await on_database(self._note_presence)(False)
+
+    async def _failed(self) -> None:
+        """A broadcast could not be handled (the database is down, say): close, the client reconnects."""
+        await self.close(code=INTERNAL_ERROR)
 
     def _note_presence(self, connected: bool) -> None:
         if not self.user.is_authenticated:
@@ -177,6 +189,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         # thread (behind a service call, so frames would be counted only as fast as the server works), and
         # every handler here reaches the database only through `on_database`, whose calls clean up
         # their connections themselves. Most broadcasts touch no database at all (`cached_viewer_view`).
+        # Broadcasts come through the mailbox (`tables.fanout`), frames and the handshake from Channels.
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -339,12 +352,23 @@ class LobbyConsumer(AsyncWebsocketConsumer):
     async def connect(self):
         self.json_format = _query(self.scope).get("format") == "json"
         register_loop(asyncio.get_running_loop())
-        await self.channel_layer.group_add(LOBBY_GROUP, self.channel_name)
+        self.mailbox = fanout.Mailbox(self.dispatch, failed=self._failed)
+        try:
+            await fanout.join(LOBBY_GROUP, self.mailbox)
+        except Exception:
+            self.mailbox.close()
+            raise
         await self.accept()
         await self.send_lobby()
+        self.mailbox.start()
 
     async def disconnect(self, code):
-        await self.channel_layer.group_discard(LOBBY_GROUP, self.channel_name)
+        if hasattr(self, "mailbox"):
+            self.mailbox.close()
+            await fanout.leave(LOBBY_GROUP, self.mailbox)
+
+    async def _failed(self) -> None:
+        await self.close(code=INTERNAL_ERROR)
 
     async def receive(self, text_data=None, bytes_data=None):
         # The lobby is read-only; anything a client sends is ignored.

@@ -8,7 +8,7 @@ import threading
 import pytest
 from channels.layers import get_channel_layer
 
-from tables import broadcast
+from tables import broadcast, fanout
 from tables.consumers import TableConsumer
 from tables.models import Table
 from tables.viewmodel import cached_viewer_view, forget_shared_views
@@ -24,21 +24,33 @@ def in_memory_layer(settings):
     channel_layers.backends.clear()
 
 
-async def listening(layer, group: str) -> str:
-    """A channel in `group`, with this test's loop registered for the broadcasts."""
-    channel = await layer.new_channel()
-    await layer.group_add(group, channel)
+class Listener:
+    """What a consumer's mailbox is to `tables.fanout`: here, a queue the test reads."""
+
+    def __init__(self):
+        self.queue: asyncio.Queue[dict] = asyncio.Queue()
+
+    def deliver(self, message: dict) -> None:
+        self.queue.put_nowait(message)
+
+    async def receive(self, timeout: float = 2) -> dict:
+        return await asyncio.wait_for(self.queue.get(), timeout=timeout)
+
+
+async def listening(group: str) -> Listener:
+    """A listener in `group`, with this test's loop registered for the broadcasts."""
+    listener = Listener()
+    await fanout.join(group, listener)
     broadcast.register_loop(asyncio.get_running_loop())
-    return channel
+    return listener
 
 
 @pytest.mark.asyncio
 async def test_a_send_from_a_foreign_thread_reaches_the_registered_loop(in_memory_layer):
-    layer = in_memory_layer
-    channel = await listening(layer, "table-7")
+    channel = await listening("table-7")
     thread = threading.Thread(target=broadcast.send, args=("table-7", {"type": "table.changed", "v": 3}))
     thread.start()
-    message = await asyncio.wait_for(layer.receive(channel), timeout=2)
+    message = await channel.receive()
     thread.join()
     assert message == {"type": "table.changed", "v": 3}
 
@@ -47,10 +59,9 @@ async def test_a_send_from_a_foreign_thread_reaches_the_registered_loop(in_memor
 async def test_a_send_from_a_sync_to_async_worker_reaches_the_loop(in_memory_layer):
     from asgiref.sync import sync_to_async
 
-    layer = in_memory_layer
-    channel = await listening(layer, "lobby")
+    channel = await listening("lobby")
     await sync_to_async(broadcast.send)("lobby", {"type": "lobby.changed"})
-    assert await asyncio.wait_for(layer.receive(channel), timeout=2) == {"type": "lobby.changed"}
+    assert await channel.receive() == {"type": "lobby.changed"}
 
 
 def test_without_a_running_loop_an_in_memory_send_is_dropped_quietly(in_memory_layer, caplog):
@@ -63,8 +74,7 @@ def test_without_a_running_loop_an_in_memory_send_is_dropped_quietly(in_memory_l
 
 @pytest.mark.asyncio
 async def test_held_sends_go_out_in_order_when_the_block_ends(in_memory_layer):
-    layer = in_memory_layer
-    channel = await listening(layer, "table-7")
+    channel = await listening("table-7")
     inside, release = threading.Event(), threading.Event()
 
     def work():
@@ -79,17 +89,16 @@ async def test_held_sends_go_out_in_order_when_the_block_ends(in_memory_layer):
     thread.start()
     await asyncio.to_thread(inside.wait, 5)
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(layer.receive(channel), timeout=0.2)  # held: nothing sent yet
+        await channel.receive(timeout=0.2)  # held: nothing sent yet
     release.set()
-    received = [await asyncio.wait_for(layer.receive(channel), timeout=2) for _ in range(2)]
+    received = [await channel.receive() for _ in range(2)]
     await asyncio.to_thread(thread.join)
     assert [message["v"] for message in received] == [1, 2]
 
 
 @pytest.mark.asyncio
 async def test_held_sends_go_out_even_when_the_block_fails(in_memory_layer):
-    layer = in_memory_layer
-    channel = await listening(layer, "lobby")
+    channel = await listening("lobby")
 
     def fail():
         with broadcast.held():
@@ -98,10 +107,10 @@ async def test_held_sends_go_out_even_when_the_block_fails(in_memory_layer):
 
     with pytest.raises(RuntimeError):
         await asyncio.to_thread(fail)
-    assert await asyncio.wait_for(layer.receive(channel), timeout=2) == {"type": "lobby.changed"}
+    assert await channel.receive() == {"type": "lobby.changed"}
     # Only that block held: a later send goes straight out.
     await asyncio.to_thread(broadcast.send, "lobby", {"type": "lobby.changed", "n": 2})
-    assert await asyncio.wait_for(layer.receive(channel), timeout=2) == {"type": "lobby.changed", "n": 2}
+    assert await channel.receive() == {"type": "lobby.changed", "n": 2}
 
 
 @pytest.mark.django_db(transaction=True)
