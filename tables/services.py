@@ -136,11 +136,11 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     handler = _HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
         raise ActionRefused("bad_message", f"Unknown action {name!r}.")
-    if name != "leave" and _SUSPENDED.rows(user.pk):
-        raise ActionRefused("suspended", "Your account is suspended: you cannot sit or play.")
     try:
         with transaction.atomic():
             change = _Change.begin(table_id)
+            if name != "leave" and _suspended(change, user):
+                raise ActionRefused("suspended", "Your account is suspended: you cannot sit or play.")
             if not version_accepted(change.table, user, name, expected_version):
                 raise ActionRefused(
                     "stale_version", f"The table has changed (version {change.table.version}); try again."
@@ -1212,6 +1212,15 @@ def _settle(change: _Change) -> None:
 
 
 # --- helpers ------------------------------------------------------------------------------------------------
+
+
+def _suspended(change: _Change, user) -> bool:
+    """Is the account suspended? A seated player's row came with the seats, read under the table's lock;
+    anyone else's is read."""
+    for seat in change.seats.values():
+        if seat.user_id == user.pk:
+            return seat.user.suspended
+    return bool(_SUSPENDED.rows(user.pk))
 
 
 def _own_round_seat(change: _Change, user, explicit: int | None, prefer) -> int:

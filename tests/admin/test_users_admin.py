@@ -131,6 +131,9 @@ def test_suspended_players_cannot_sit_or_act_and_leave_after_the_round(
     assert Round.objects.get(table=table).results["seats"][0]["net"] == 100
     assert Seat.objects.get(table=table, number=1).user is None
     assert audit_ledger().ok
+    with pytest.raises(services.ActionRefused) as refused:  # no longer seated: her account row is read
+        act(table, alice, "sit", seat=3)
+    assert refused.value.code == "suspended"
 
     admin_client.post(USERS, {"action": "unsuspend", "_selected_action": [alice.pk]})
     alice.refresh_from_db()
