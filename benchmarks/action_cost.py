@@ -8,7 +8,8 @@ every action each seated player's view is rebuilt as a consumer does after a bro
 milliseconds of CPU and the queries per action, split into the action itself and the views (and the actions
 that ended a round, which settle it, apart), so a change to
 the hot path can be measured without the noise of a whole load test. Uses DATABASE_URL (SQLite by default,
-a throw-away file); the database is migrated first.
+a throw-away file; a PostgreSQL database must exist: `createdb -h 127.0.0.1 -U postgres blackjack_bench`); the
+database is migrated and the static files collected first.
 """
 
 import argparse
@@ -47,6 +48,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     call_command("migrate", verbosity=0, interactive=False)
+    call_command("collectstatic", verbosity=0, interactive=False)  # DEBUG=0: the views name hashed files
 
     from django.contrib.auth import get_user_model
 
