@@ -23,11 +23,10 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import LedgerEntry, Wallet
-from blackjack_site.prepared import Prepared, execute
+from blackjack_site.prepared import execute_returning
 
 # No single movement is anywhere near this; it keeps every sum far inside a 64-bit integer.
 MAX_AMOUNT = 10**12
@@ -106,18 +105,23 @@ def _create_system_wallet(kind: str) -> None:
         pass  # created at the same moment by another transaction: the unique constraint kept it single
 
 
-def _update_system_wallet(kind: str, delta: int) -> None:
-    if not _add_to_system_wallet(kind, delta):
+def _update_system_wallet(kind: str, delta: int) -> tuple[int, int]:
+    """Add `delta` to the house's or the issuer's balance (creating the wallet if it is missing); its id and
+    new balance."""
+    rows = _add_to_system_wallet(kind, delta)
+    if not rows:
         _create_system_wallet(kind)
-        _add_to_system_wallet(kind, delta)
+        rows = _add_to_system_wallet(kind, delta)
+    return rows[0]
 
 
 # The statements of every movement, built once (blackjack_site.prepared): a table action moves chips often.
-def _add_to_system_wallet(kind: str, delta: int) -> int:
+# Each returns the id and new balance of every row it changed, so no movement reads the balances again.
+def _add_to_system_wallet(kind: str, delta: int) -> list[tuple[int, int]]:
     return _add_to_balance("system", lambda q: f"{q('kind')} = %s", [delta, str(kind)])
 
 
-def _add_to_player_wallet(user_id: int, delta: int) -> int:
+def _add_to_player_wallet(user_id: int, delta: int) -> list[tuple[int, int]]:
     """Credit, or debit only while the balance covers it (one row changed, or none)."""
     return _add_to_balance(
         "player",
@@ -126,26 +130,16 @@ def _add_to_player_wallet(user_id: int, delta: int) -> int:
     )
 
 
-def _add_to_balance(which: str, where, params: list) -> int:
-    """`balance + params[0]` on the wallet rows `where(quote_name)` selects; how many rows changed."""
-    return execute(
+def _add_to_balance(which: str, where, params: list) -> list[tuple[int, int]]:
+    """`balance + params[0]` on the wallet rows `where(quote_name)` selects: (id, new balance) of each."""
+    return execute_returning(
         f"wallet: add to a {which} wallet",
         lambda q: (
-            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + %s WHERE {where(q)}"
+            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + %s WHERE {where(q)} "
+            f"RETURNING {q('id')}, {q('balance')}"
         ),
         params,
     )
-
-
-_BALANCES = {
-    kind: Prepared(
-        lambda user_id, kind=kind: Wallet.objects.filter(Q(kind=kind) | Q(user_id=user_id)).values_list(
-            "pk", "kind", "balance"
-        ),
-        arity=1,
-    )
-    for kind in (Wallet.Kind.HOUSE, Wallet.Kind.ISSUER)
-}
 
 
 def _lock_system_wallet(kind: str) -> None:
@@ -173,8 +167,9 @@ def _move(
 
     Must run inside an atomic block; returns the player's ledger entry.
     """
-    _update_system_wallet(system_kind, -player_delta)
-    if not _add_to_player_wallet(user.pk, player_delta):
+    system_pk, system_balance = _update_system_wallet(system_kind, -player_delta)
+    player_rows = _add_to_player_wallet(user.pk, player_delta)
+    if not player_rows:
         # Undo the system wallet's side: this transaction holds its row, so this restores it exactly, and a
         # refusal leaves nothing behind without a savepoint.
         _update_system_wallet(system_kind, player_delta)
@@ -183,8 +178,7 @@ def _move(
             raise NoWallet(f"User {user.pk} has no wallet.")
         raise InsufficientChips(balance=balance, needed=-player_delta)
 
-    rows = _BALANCES[system_kind].rows(user.pk)
-    balances = {str(wallet_kind): (pk, balance) for pk, wallet_kind, balance in rows}
+    ((player_pk, player_balance),) = player_rows
     transfer = uuid.uuid4()
     now = timezone.now()
     common = {
@@ -196,8 +190,6 @@ def _move(
         "created_by": created_by,
         "created_at": now,
     }
-    player_pk, player_balance = balances[Wallet.Kind.PLAYER.value]
-    system_pk, system_balance = balances[str(system_kind)]
     player_entry, _ = LedgerEntry.objects.bulk_create(
         [
             LedgerEntry(wallet_id=player_pk, amount=player_delta, balance_after=player_balance, **common),
@@ -280,33 +272,40 @@ def pay_many(*, payments: Sequence[Payment], round_ref=None, table_ref=None) -> 
     # No savepoint, as in `_house_movement`: a refusal undoes its own writes and is raised outside the block.
     with transaction.atomic(savepoint=False):
         # The house first, then the players, as every movement locks them (no deadlock).
-        _update_system_wallet(Wallet.Kind.HOUSE, -total)
-        if _credit_players(deltas) != len(deltas):
+        house = _update_system_wallet(Wallet.Kind.HOUSE, -total)
+        players = _credit_players(deltas)
+        if len(players) != len(deltas):
             # Undo both sides (this transaction holds the rows, so exactly), then name who has no wallet.
             _credit_players({user_id: -delta for user_id, delta in deltas.items()})
             _update_system_wallet(Wallet.Kind.HOUSE, total)
             held = set(Wallet.objects.filter(user_id__in=deltas).values_list("user_id", flat=True))
             missing = min(set(deltas) - held)
         else:
-            return _write_payments(payments, deltas, total, round_ref=round_ref, table_ref=table_ref)
+            return _write_payments(
+                payments, house, players, deltas, total, round_ref=round_ref, table_ref=table_ref
+            )
     raise NoWallet(f"User {missing} has no wallet.")
 
 
 def _write_payments(
-    payments, deltas: dict[int, int], total: int, *, round_ref, table_ref
+    payments,
+    house: tuple[int, int],
+    players: list[tuple[int, int, int]],
+    deltas: dict[int, int],
+    total: int,
+    *,
+    round_ref,
+    table_ref,
 ) -> list[LedgerEntry]:
-    """The ledger rows of `pay_many`, once the balances have moved."""
-    rows = Wallet.objects.filter(Q(kind=Wallet.Kind.HOUSE) | Q(user_id__in=deltas)).values_list(
-        "pk", "user_id", "balance"
-    )
-    house_pk, wallets, balances = None, {}, {}
-    for pk, user_id, balance in rows:
-        if user_id is None:
-            house_pk = pk
-        else:
-            wallets[user_id] = pk
-        # The balance before these payments, walked forward entry by entry below.
-        balances[pk] = balance + total if user_id is None else balance - deltas[user_id]
+    """The ledger rows of `pay_many`, once the balances have moved (`house` is the house wallet's id and
+    balance, `players` each credited wallet's id, user id and balance)."""
+    # The balances before these payments, walked forward entry by entry below.
+    house_pk = house[0]
+    balances = {house_pk: house[1] + total}
+    wallets = {}
+    for pk, user_id, balance in players:
+        wallets[user_id] = pk
+        balances[pk] = balance - deltas[user_id]
     now = timezone.now()
     entries = []
     for payment in payments:
@@ -335,15 +334,17 @@ def _write_payments(
     return entries[::2]
 
 
-def _credit_players(deltas: dict[int, int]) -> int:
-    """Add `deltas[user_id]` to each of those players' balances in one statement; how many rows changed."""
+def _credit_players(deltas: dict[int, int]) -> list[tuple[int, int, int]]:
+    """Add `deltas[user_id]` to each of those players' balances in one statement: the id, user id and new
+    balance of every wallet changed."""
     cases = " ".join(["WHEN %s THEN %s"] * len(deltas))
     listed = ", ".join(["%s"] * len(deltas))
-    return execute(
+    return execute_returning(
         f"wallet: credit {len(deltas)} players",
         lambda q: (
             f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + CASE {q('user_id')} "
-            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed})"
+            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed}) "
+            f"RETURNING {q('id')}, {q('user_id')}, {q('balance')}"
         ),
         [
             *(value for user_id, delta in deltas.items() for value in (user_id, delta)),

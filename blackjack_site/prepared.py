@@ -130,29 +130,61 @@ def _compared_columns(model: type[Model]) -> tuple[str, ...]:
     )
 
 
-def save_changed(instance: Model, before: dict[str, Any], *, using: str = "default") -> None:
-    """Write the columns of `instance` that differ from `before` (its `snapshot`) and every JSON column, in
-    one UPDATE of its row: what `instance.save()` writes, without compiling a query each time."""
-    meta = instance._meta
-    fields = [
+def _changed_fields(instance: Model, before: dict[str, Any]) -> list:
+    return [
         field
-        for field in meta.concrete_fields
+        for field in instance._meta.concrete_fields
         if not field.primary_key
         and (field.attname not in before or before[field.attname] != getattr(instance, field.attname))
     ]
-    if not fields:
-        return
+
+
+def save_changed(instance: Model, before: dict[str, Any], *, using: str = "default") -> None:
+    """Write the columns of `instance` that differ from `before` (its `snapshot`) and every JSON column, in
+    one UPDATE of its row: what `instance.save()` writes, without compiling a query each time."""
+    fields = _changed_fields(instance, before)
+    if fields:
+        _update(
+            instance._meta,
+            fields,
+            [getattr(instance, field.attname) for field in fields],
+            [instance.pk],
+            using,
+        )
+
+
+def save_changed_together(changes: Sequence[tuple[Model, dict[str, Any]]], *, using: str = "default") -> None:
+    """`save_changed` for several rows of one model without JSON columns (a table's seats): rows whose changes
+    are alike (the same columns set to the same values, as when a new round clears every seat's ready flag)
+    are written by one UPDATE."""
+    alike: dict[tuple, list] = {}
+    for instance, before in changes:
+        fields = _changed_fields(instance, before)
+        if fields:
+            key = tuple((field.attname, getattr(instance, field.attname)) for field in fields)
+            alike.setdefault(key, [fields, []])[1].append(instance.pk)
+    for key, (fields, pks) in alike.items():
+        _update(changes[0][0]._meta, fields, [value for _name, value in key], pks, using)
+
+
+def _update(meta, fields: list, values: list, pks: list, using: str) -> None:
     connection = connections[using]
     quote = connection.ops.quote_name
 
     def build() -> str:
         columns = ", ".join(f"{quote(field.column)} = %s" for field in fields)
-        return f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
+        where = (
+            f"{quote(meta.pk.column)} = %s"
+            if len(pks) == 1
+            else (f"{quote(meta.pk.column)} IN ({', '.join(['%s'] * len(pks))})")
+        )
+        return f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {where}"
 
-    sql = _statement((connection.vendor, "update", meta.label, *(f.attname for f in fields)), build)
-    params = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
+    key = (connection.vendor, "update", meta.label, len(pks), *(field.attname for field in fields))
+    sql = _statement(key, build)
+    params = [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, instance.pk])
+        cursor.execute(sql, [*params, *pks])
 
 
 def insert(model: type[Model], instances: Sequence[Model], *, using: str = "default") -> None:
@@ -191,3 +223,15 @@ def execute(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+def execute_returning(
+    key: str, build: Callable[[Callable[[str], str]], str], params: Sequence[Any], *, using="default"
+) -> list[tuple]:
+    """As `execute`, for a statement with a RETURNING clause (PostgreSQL; SQLite from 3.35): the rows it
+    returns, one per row it changed, as the database gives them (no converters)."""
+    connection = connections[using]
+    sql = _statement((connection.vendor, "sql", key), lambda: build(connection.ops.quote_name))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

@@ -239,6 +239,9 @@ class Round(models.Model):
     settled_at = models.DateTimeField(null=True, blank=True)
     voided = models.BooleanField(default=False)
     results = models.JSONField(null=True, blank=True, help_text="Per seat results, written at settlement.")
+    logged = models.PositiveIntegerField(
+        default=0, help_text="Actions logged so far: the next one's sequence number is this plus one."
+    )
 
     class Meta:
         ordering = ["-id"]

@@ -39,6 +39,7 @@ from blackjack_site.prepared import (
     model_rows,
     related_models,
     save_changed,
+    save_changed_together,
     snapshot,
 )
 from tables import broadcast
@@ -116,10 +117,6 @@ _ROUND = Prepared(
     lambda round_id: Round.objects.filter(pk=round_id).values_list(
         *field_names(Round), *field_names(Shoe, "shoe__")
     ),
-    arity=1,
-)
-_LAST_SEQ = Prepared(
-    lambda round_id: ActionLog.objects.filter(round_id=round_id).order_by("-seq").values_list("seq")[:1],
     arity=1,
 )
 
@@ -537,7 +534,6 @@ class _Change:
         self.state: RoundState | None = None
         self.lobby = False
         self._events: list[TableEvent] = []
-        self._next_seq: int | None = None
         self._start_phase = table.phase
         self._start_round_id = table.current_round_id
         self._table_before = snapshot(table)
@@ -582,13 +578,11 @@ class _Change:
         )
 
     def log(self, action: dict[str, Any], *, user=None, seat: int | None = None) -> None:
-        if self._next_seq is None:
-            last = _LAST_SEQ.rows(self.round.pk)
-            self._next_seq = (last[0][0] if last else 0) + 1
+        self.round.logged += 1  # written back with the round
         entry = ActionLog(
             round=self.round,
             table=self.table,
-            seq=self._next_seq,
+            seq=self.round.logged,
             user=user,
             seat=seat,
             action=action,
@@ -596,7 +590,6 @@ class _Change:
             created_at=self.now,
         )
         insert(ActionLog, [entry])
-        self._next_seq += 1
 
     def owner(self, number: int):
         seat = self.seats.get(number)
@@ -630,12 +623,14 @@ class _Change:
         if self.actor is not None:
             table.window_actors[str(self.actor)] = table.version
         save_changed(table, self._table_before)
+        changed = []
         for number, seat in self.seats.items():
             before = self._seats_before.get(number)
             if before is None:
                 seat.save()
-            elif snapshot(seat) != before:
-                save_changed(seat, before)
+            else:
+                changed.append((seat, before))
+        save_changed_together(changed)
         insert(TableEvent, self._events)
         broadcast.table_changed_on_commit(
             table.pk, table.version, lobby=self.lobby or table.phase != self._start_phase
@@ -834,7 +829,6 @@ def _open_round(change: _Change) -> None:
     )
     change.round = rnd
     change.state = state
-    change._next_seq = None
     table.current_round = rnd
     table.phase = Phase.BETTING
     change.set_deadline(table.betting_seconds)

@@ -5,7 +5,16 @@ import threading
 import pytest
 from django.db.models import Exists, OuterRef
 
-from blackjack_site.prepared import Prepared, cache_relation, field_names, model_rows, related_models
+from blackjack_site.prepared import (
+    Prepared,
+    cache_relation,
+    field_names,
+    model_rows,
+    related_models,
+    save_changed,
+    save_changed_together,
+    snapshot,
+)
 from tables.engine.rules import PRESETS
 from tables.models import Presence, RulePreset, Seat, Table, TableEvent
 
@@ -98,3 +107,44 @@ def test_each_thread_compiles_for_its_own_connection(tables):
     worker.start()
     worker.join()
     assert seen == [[("t0",)]]
+
+
+def seat_rows(table):
+    return list(Seat.objects.filter(table=table).order_by("number").values_list(*field_names(Seat)))
+
+
+def test_save_changed_writes_only_what_changed(tables, django_assert_num_queries):
+    seat = Seat.objects.get(table=tables[1], number=3)
+    before = snapshot(seat)
+    with django_assert_num_queries(0):
+        save_changed(seat, before)
+    seat.ready, seat.missed_rounds = True, 2
+    with django_assert_num_queries(1) as queries:
+        save_changed(seat, before)
+    assert '"ready"' in queries[0]["sql"]
+    assert '"missed_rounds"' in queries[0]["sql"]
+    assert '"client_seed"' not in queries[0]["sql"]
+    assert Seat.objects.values_list("ready", "missed_rounds").get(pk=seat.pk) == (True, 2)
+
+
+def test_rows_changed_alike_are_saved_together(tables, django_user_model, django_assert_num_queries):
+    table = tables[0]
+    users = [django_user_model.objects.create_user(username=f"p{n}") for n in range(4)]
+    for number, user in enumerate(users, start=1):
+        Seat.objects.create(table=table, number=number, user=user, ready=True)
+    seats = list(Seat.objects.filter(table=table).order_by("number"))
+    befores = [snapshot(seat) for seat in seats]
+    for seat in seats[:3]:
+        seat.ready = False  # alike: one statement
+    seats[3].missed_rounds = 1  # different: its own statement
+    expected = [tuple(getattr(seat, name) for name in field_names(Seat)) for seat in seats]
+
+    with django_assert_num_queries(2) as queries:
+        save_changed_together(list(zip(seats, befores, strict=True)))
+    assert " IN (" in queries[0]["sql"]
+    assert '"ready"' in queries[0]["sql"]
+    assert '"missed_rounds"' in queries[1]["sql"]
+    assert " IN (" not in queries[1]["sql"]
+    assert seat_rows(table) == expected
+    with django_assert_num_queries(0):
+        save_changed_together([(seat, snapshot(seat)) for seat in seats])
