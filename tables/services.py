@@ -113,6 +113,9 @@ _SEATS = Prepared(
     ),
     arity=1,
 )
+# Read in a statement of its own, after the table's lock is held: under READ COMMITTED a join in the locking
+# statement would give a waiter the round as it was before the lock holder committed (PostgreSQL rechecks
+# only the locked row), and two actions would then number their logs alike.
 _ROUND = Prepared(
     lambda round_id: Round.objects.filter(pk=round_id).values_list(
         *field_names(Round), *field_names(Shoe, "shoe__")
