@@ -11,8 +11,8 @@ exactly zero.
 Locking: each movement updates the system wallet row first and the player's row second. Updating a row locks
 it until the transaction ends (PostgreSQL), so the order is the same everywhere and a transaction that moves
 chips for several players cannot deadlock with another one. Debits are conditional updates (`balance >=
-amount`), correct on SQLite and PostgreSQL alike; balances written into `balance_after` are read back after
-the updates, while the rows are still locked. On SQLite, IMMEDIATE transactions (settings) serialise writers
+amount`), correct on SQLite and PostgreSQL alike; the balances written into `balance_after` are the ones the
+updates return (`UPDATE ... RETURNING`), while the rows are still locked. On SQLite, IMMEDIATE transactions (settings) serialise writers
 instead.
 """
 
@@ -252,10 +252,10 @@ class Payment(NamedTuple):
 
 def pay_many(*, payments: Sequence[Payment], round_ref=None, table_ref=None) -> list[LedgerEntry]:
     """Make several payments from the house at once (a round's settlement): the same ledger rows, in the
-    same order, as calling `pay` for each, in four statements however many there are (the house row, every
-    player row in one update, the balances read back, the entries). Everything is checked before anything
-    is written; a user without a wallet is refused (`NoWallet`) and nothing is left behind. Returns the
-    players' entries, in the order of `payments`."""
+    same order, as calling `pay` for each, in three statements however many there are (the house row, every
+    player row in one update, the entries; the updates return the new balances). Everything is checked before
+    anything is written; a user without a wallet is refused (`NoWallet`) and nothing is left behind. Returns
+    the players' entries, in the order of `payments`."""
     _check_ref("round_ref", round_ref)
     _check_ref("table_ref", table_ref)
     for payment in payments:
