@@ -12,8 +12,8 @@ Locking: each movement updates the system wallet row first and the player's row 
 it until the transaction ends (PostgreSQL), so the order is the same everywhere and a transaction that moves
 chips for several players cannot deadlock with another one. Debits are conditional updates (`balance >=
 amount`), correct on SQLite and PostgreSQL alike; the balances written into `balance_after` are the ones the
-updates return (`UPDATE ... RETURNING`), while the rows are still locked. On SQLite, IMMEDIATE transactions (settings) serialise writers
-instead.
+updates return (`UPDATE ... RETURNING`), while the rows are still locked. On SQLite, IMMEDIATE transactions
+(settings) serialise writers instead.
 """
 
 import uuid
