@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs
 
+from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -125,7 +126,18 @@ def _query(scope) -> dict[str, str]:
     return {key: values[-1] for key, values in pairs.items()}
 
 
-class TableConsumer(AsyncWebsocketConsumer):
+class _Consumer(AsyncWebsocketConsumer):
+    async def send(self, text_data=None, bytes_data=None, close=False):
+        """Send a frame; one to a client that has just closed its connection is dropped. The server (Daphne)
+        learns of a close a moment before it tells the consumer (`disconnect` follows), and a view sent in
+        between is no error: without this, the handler that sent it failed with a logged traceback."""
+        try:
+            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        except Disconnected:
+            logger.debug("a frame to a client that had just left was dropped")
+
+
+class TableConsumer(_Consumer):
     async def connect(self):
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         self.user = self.scope["user"]
@@ -346,7 +358,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         return live_html(found, user=self.user, error=error)
 
 
-class LobbyConsumer(AsyncWebsocketConsumer):
+class LobbyConsumer(_Consumer):
     """Streams the list of public open tables: on connect and after every `lobby.changed`."""
 
     async def connect(self):
