@@ -11,7 +11,8 @@ layer with `async_to_sync`; with the in-memory layer and no loop nobody is conne
 sent.
 
 `held()` lets a consumer announce an action only after building its own viewer's view of the new version,
-which the other viewers then find kept (`tables.viewmodel.cached_viewer_view`).
+which the other viewers then find kept (`tables.viewmodel.cached_viewer_view`); with a Redis layer the
+announcement carries that version's shared part to the other processes (`tables.viewmodel.export_shared`).
 """
 
 import asyncio
@@ -24,6 +25,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
 from tables import fanout
+from tables.viewmodel import export_shared
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +49,8 @@ def register_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 def table_changed_on_commit(table_id: int, version: int, *, lobby: bool = False) -> None:
     """After the current transaction commits, tell the table's viewers (and the lobby when `lobby`)."""
-    transaction.on_commit(lambda: send(table_group(table_id), {"type": "table.changed", "v": version}))
+    message = {"type": "table.changed", "v": version, "table": table_id}
+    transaction.on_commit(lambda: send(table_group(table_id), message))
     if lobby:
         lobby_changed_on_commit()
 
@@ -95,6 +98,16 @@ def _send_now(group: str, message: dict) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    if (
+        "table" in message
+        and message["type"] == "table.changed"
+        and not isinstance(layer, InMemoryChannelLayer)
+    ):
+        # For the other processes: the version's shared part, if this process has built it (it has, after an
+        # action through a consumer), so that they need not read it from the database.
+        exported = export_shared(message["table"], message["v"])
+        if exported is not None:
+            message = {**message, "shared": exported}
     with _lock:
         loop = _loop
     if loop is not None and (loop.is_closed() or not loop.is_running()):

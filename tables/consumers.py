@@ -46,6 +46,7 @@ from tables.rendering import LIVE_TEMPLATE, live_html
 from tables.viewmodel import (
     TableUnavailable,
     ViewerView,
+    adopt_shared,
     build_lobby_view,
     cached_viewer_view,
     chat_entry,
@@ -275,11 +276,14 @@ class TableConsumer(_Consumer):
 
     async def table_changed(self, event):
         if event["v"] > self.sent_version:
+            exported = event.get("shared")
+            if exported is not None:  # from another process: its shared part of that version, kept here too
+                adopt_shared(self.table_id, event["v"], exported)
             await self.send_view(version=event["v"])
 
     async def table_chat(self, event):
         # The shared part this process keeps lists the chat: the next view reads it afresh.
-        forget_table_views(self.table_id)
+        forget_table_views(self.table_id, chat_id=event["id"])
         text = await on_database(self._render_chat)(event["id"])
         if text is not None:
             await self.send(text_data=text)

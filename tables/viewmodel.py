@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models import Count, DateTimeField, Exists, OuterRef, Q, Subquery
 from django.templatetags.static import static
+from django.utils.dateparse import parse_datetime
 
 from accounts.avatars import avatar_static_path
 from accounts.models import Wallet
@@ -267,11 +268,95 @@ def _view(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
     }
 
 
-def forget_table_views(table_id: int) -> None:
-    """Drop what this process keeps of one table (a chat line arrived: the shared part lists the chat)."""
+def forget_table_views(table_id: int, *, chat_id: int | None = None) -> None:
+    """Drop what this process keeps of one table (a chat line arrived: the shared part lists the chat). With
+    `chat_id`, that line's id: a shared part another process sends later without it is not adopted."""
     with _shared_lock:
         for key in [key for key in _shared_views if key[0] == table_id]:
             del _shared_views[key]
+        if chat_id is not None and chat_id > _chat_seen.get(table_id, 0):
+            _chat_seen[table_id] = chat_id
+            while len(_chat_seen) > SHARED_VIEWS_KEPT:
+                _chat_seen.popitem(last=False)
+
+
+# --- the shared part between processes ------------------------------------------------------------------
+#
+# The process that applies an action builds the new version's shared part anyway (for the acting viewer);
+# the other processes serving viewers of that table would each read the same rows again. Instead the
+# broadcast to them carries the shared part (`export_shared`: JSON, sent through Redis between servers,
+# never to a client), and the first viewer there to hear of it adopts it (`adopt_shared`). It holds what the
+# views are built from: the table row (without its private token), the seats, the round's engine state
+# without the shoe (it never had one: see `_engine_state`), and the view's table part as its JSON.
+
+# table id -> the newest chat line this process has heard of (see `forget_table_views`)
+_chat_seen: OrderedDict[int, int] = OrderedDict()
+_SHIPPED_TABLE_FIELDS = tuple(
+    field for field in Table._meta.concrete_fields if field.attname != "private_token"
+)
+
+
+def export_shared(table_id: int, version: int) -> dict[str, str] | None:
+    """The shared part this process keeps for that version, for the other processes: `{"view": JSON,
+    "rest": JSON}`; None if it keeps none."""
+    with _shared_lock:
+        shared = _shared_views.get((table_id, version))
+    if shared is None:
+        return None
+    return shared.keep("export", lambda: _export(shared))
+
+
+def _export(shared: _Shared) -> dict[str, str]:
+    table = [_plain(field, getattr(shared.table, field.attname)) for field in _SHIPPED_TABLE_FIELDS]
+    rest = {
+        "table": table,
+        "seats": [list(row) for row in shared.seat_rows.values()],
+        "state": None if shared.state is None else shared.state.to_dict(),
+        "turn": None if shared.turn is None else list(shared.turn),
+        "last_chat": shared.last_chat,
+        "balances": [[user_id, balance] for user_id, balance in shared.balances.items()],
+    }
+    return {"view": shared.table_json, "rest": json.dumps(rest)}
+
+
+def _plain(field, value):
+    return value.isoformat() if isinstance(field, DateTimeField) and value is not None else value
+
+
+def _unplain(field, value):
+    return parse_datetime(value) if isinstance(field, DateTimeField) and value is not None else value
+
+
+def adopt_shared(table_id: int, version: int, exported: dict[str, str]) -> bool:
+    """Keep the shared part another process exported for that version, unless this process keeps one
+    already or has heard of a chat line it lacks; whether it was adopted."""
+    with _shared_lock:
+        if (table_id, version) in _shared_views:
+            return False
+        chat_seen = _chat_seen.get(table_id, 0)
+    rest = json.loads(exported["rest"])
+    if (rest["last_chat"] or 0) < chat_seen:
+        return False
+    # The private token is left deferred: nothing a view needs reads it.
+    table = Table.from_db(
+        "default",
+        [field.attname for field in _SHIPPED_TABLE_FIELDS],
+        [_unplain(field, value) for field, value in zip(_SHIPPED_TABLE_FIELDS, rest["table"], strict=True)],
+    )
+    if table.pk != table_id or table.version != version:
+        return False
+    shared = _Shared(
+        table,
+        {row[0]: _SeatRow(*row) for row in rest["seats"]},
+        None if rest["state"] is None else RoundState.from_dict(rest["state"]),
+        None if rest["turn"] is None else tuple(rest["turn"]),
+        json.loads(exported["view"]),
+        rest["last_chat"],
+        dict(rest["balances"]),
+    )
+    shared.__dict__["table_json"] = exported["view"]  # the cached encoding, as sent
+    _keep(shared)
+    return True
 
 
 def forget_shared_views() -> None:

@@ -92,7 +92,7 @@ def test_an_edit_goes_through_the_service_and_is_broadcast(
     assert (fresh.min_bet, fresh.max_bet, fresh.seats) == (50, 5_000, 4)
     assert fresh.version == table.version + 1
     assert list(fresh.seat_set.values_list("number", flat=True)) == [1, 2, 3, 4]
-    assert (f"table-{table.pk}", {"type": "table.changed", "v": fresh.version}) in sent
+    assert (f"table-{table.pk}", {"type": "table.changed", "v": fresh.version, "table": table.pk}) in sent
     assert ("lobby", {"type": "lobby.changed"}) in sent
 
 

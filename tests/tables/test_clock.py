@@ -341,7 +341,7 @@ def test_changes_are_broadcast_after_commit(
     monkeypatch.setattr(broadcast, "send", lambda group, message: sent.append((group, message)))
     with django_capture_on_commit_callbacks(execute=True):
         version = act(table, alice, "sit", seat=1)
-    assert (f"table-{table.pk}", {"type": "table.changed", "v": version}) in sent
+    assert (f"table-{table.pk}", {"type": "table.changed", "v": version, "table": table.pk}) in sent
     assert ("lobby", {"type": "lobby.changed"}) in sent
     sent.clear()
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(services.ActionRefused):
