@@ -18,6 +18,7 @@ version on.
 """
 
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -38,6 +39,8 @@ from tables.engine.round import RoundState, allowed_actions
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import recommend
 from tables.models import ChatMessage, Phase, Presence, Round, RulePreset, Seat, Shoe, Table, TableEvent
+
+logger = logging.getLogger(__name__)
 
 EVENTS_SHOWN = 30
 CHAT_SHOWN = 30
@@ -329,14 +332,29 @@ def _unplain(field, value):
 
 def adopt_shared(table_id: int, version: int, exported: dict[str, str]) -> bool:
     """Keep the shared part another process exported for that version, unless this process keeps one
-    already or has heard of a chat line it lacks; whether it was adopted."""
+    already or has heard of a chat line it lacks; whether it was adopted. One it cannot read (a process of
+    another release, during a rolling deploy) is not adopted either: the version is read instead."""
     with _shared_lock:
         if (table_id, version) in _shared_views:
             return False
         chat_seen = _chat_seen.get(table_id, 0)
+    try:
+        shared = _imported(table_id, version, exported, chat_seen)
+    except (EngineError, KeyError, TypeError, ValueError, AttributeError):
+        logger.warning(
+            "table %s: a shared part from another process could not be read", table_id, exc_info=True
+        )
+        return False
+    if shared is None:
+        return False
+    _keep(shared)
+    return True
+
+
+def _imported(table_id: int, version: int, exported: dict[str, str], chat_seen: int) -> _Shared | None:
     rest = json.loads(exported["rest"])
     if (rest["last_chat"] or 0) < chat_seen:
-        return False
+        return None
     # The private token is left deferred: nothing a view needs reads it.
     table = Table.from_db(
         "default",
@@ -344,7 +362,7 @@ def adopt_shared(table_id: int, version: int, exported: dict[str, str]) -> bool:
         [_unplain(field, value) for field, value in zip(_SHIPPED_TABLE_FIELDS, rest["table"], strict=True)],
     )
     if table.pk != table_id or table.version != version:
-        return False
+        return None
     shared = _Shared(
         table,
         {row[0]: _SeatRow(*row) for row in rest["seats"]},
@@ -355,8 +373,7 @@ def adopt_shared(table_id: int, version: int, exported: dict[str, str]) -> bool:
         dict(rest["balances"]),
     )
     shared.__dict__["table_json"] = exported["view"]  # the cached encoding, as sent
-    _keep(shared)
-    return True
+    return shared
 
 
 def forget_shared_views() -> None:

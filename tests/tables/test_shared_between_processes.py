@@ -161,3 +161,24 @@ class Listener:
 
     def deliver(self, message: dict) -> None:
         self.queue.put_nowait(message)
+
+
+def test_a_part_that_cannot_be_read_is_not_adopted_and_the_version_is_read_instead(
+    in_play, alice, bob, announcements, caplog
+):
+    """A process of another release (a rolling deploy) may send a part of another shape."""
+    table = in_play
+    version = act_through_a_consumer(table, bob, {"action": "bet", "amount": 50})
+    shipped = table_announcement(announcements)["shared"]
+    rest = json.loads(shipped["rest"])
+    forget_shared_views()
+    for unreadable in (
+        {"view": shipped["view"], "rest": json.dumps({**rest, "seats": [row[:-1] for row in rest["seats"]]})},
+        {"view": shipped["view"], "rest": json.dumps({**rest, "state": {"phase": "playing"}})},
+        {"view": shipped["view"], "rest": "{not json"},
+        {"view": shipped["view"]},
+    ):
+        assert not adopt_shared(table.pk, version, unreadable)
+        assert cached_viewer_view(table_id=table.pk, user=alice, version=version) is None
+    assert "could not be read" in caplog.text
+    assert viewer_view(table_id=table.pk, user=alice, version=version).version == version
