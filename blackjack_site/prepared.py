@@ -218,11 +218,7 @@ def execute(
     """Run the statement `build(quote_name)` writes (built once per database vendor and `key`) with `params`;
     returns the number of rows it changed. For hot statements the ORM cannot say without compiling each time
     (an UPDATE with arithmetic and a condition)."""
-    connection = connections[using]
-    sql = _statement((connection.vendor, "sql", key), lambda: build(connection.ops.quote_name))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.rowcount
+    return _run(key, build, params, using, lambda cursor: cursor.rowcount)
 
 
 def execute_returning(
@@ -230,8 +226,12 @@ def execute_returning(
 ) -> list[tuple]:
     """As `execute`, for a statement with a RETURNING clause (PostgreSQL; SQLite from 3.35): the rows it
     returns, one per row it changed, as the database gives them (no converters)."""
+    return _run(key, build, params, using, lambda cursor: cursor.fetchall())
+
+
+def _run(key: str, build, params: Sequence[Any], using: str, result: Callable[[Any], Any]):
     connection = connections[using]
     sql = _statement((connection.vendor, "sql", key), lambda: build(connection.ops.quote_name))
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return result(cursor)

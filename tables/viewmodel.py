@@ -279,6 +279,7 @@ def forget_table_views(table_id: int, *, chat_id: int | None = None) -> None:
             del _shared_views[key]
         if chat_id is not None and chat_id > _chat_seen.get(table_id, 0):
             _chat_seen[table_id] = chat_id
+            _chat_seen.move_to_end(table_id)
             while len(_chat_seen) > SHARED_VIEWS_KEPT:
                 _chat_seen.popitem(last=False)
 
