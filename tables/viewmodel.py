@@ -12,7 +12,9 @@ their number of rows, `blackjack_site.prepared`) is built once per table version
 (table id, version). A viewer told the version by a broadcast, holding a seat (so its balance is in the shared
 part) or watching anonymously, then gets its view without any query, in the consumer's event loop; anyone
 else reads one row first (the table's version and last chat line, which check the kept part, with the
-viewer's balance). A chat line makes a process forget its kept versions of that table. A row changed without
+viewer's balance). With several processes, the one that made a change sends the version's shared part to the
+others with its announcement, and they keep it instead of reading it (`export_shared`, `adopt_shared`). A chat
+line makes a process forget its kept versions of that table. A row changed without
 bumping the version (a presence row that marks no seat, a staff edit in the admin) shows from the next
 version on.
 """
