@@ -7,10 +7,12 @@ import asyncio
 import json
 
 import pytest
-from channels.layers import channel_layers
+from channels.layers import channel_layers, get_channel_layer
+from django.db import connections
 
 from tables import broadcast, fanout, services
 from tables.consumers import TableConsumer
+from tables.fanout import Fanout
 from tables.models import ChatMessage, Table
 from tables.rendering import live_html
 from tables.viewmodel import (
@@ -41,6 +43,18 @@ def announcements(monkeypatch):
     monkeypatch.setattr(broadcast, "_loop", None)
     monkeypatch.setattr(fanout, "publish_elsewhere", publish_elsewhere)
     return sent
+
+
+async def in_a_thread(function, *args):
+    """`function(*args)` in a worker thread, as a consumer's database work runs, closing its connection."""
+
+    def run():
+        try:
+            return function(*args)
+        finally:
+            connections.close_all()
+
+    return await asyncio.to_thread(run)
 
 
 def table_announcement(announcements) -> dict:
@@ -145,9 +159,7 @@ async def test_nothing_is_added_to_a_single_process_announcement(in_play, bob, s
     await fanout.join(f"table-{in_play.pk}", listener)
     broadcast.register_loop(asyncio.get_running_loop())
     try:
-        version = await asyncio.to_thread(
-            act_through_a_consumer, in_play, bob, {"action": "bet", "amount": 50}
-        )
+        version = await in_a_thread(act_through_a_consumer, in_play, bob, {"action": "bet", "amount": 50})
         message = await asyncio.wait_for(listener.queue.get(), timeout=2)
     finally:
         await fanout.leave(f"table-{in_play.pk}", listener)
@@ -182,3 +194,35 @@ def test_a_part_that_cannot_be_read_is_not_adopted_and_the_version_is_read_inste
         assert cached_viewer_view(table_id=table.pk, user=alice, version=version) is None
     assert "could not be read" in caplog.text
     assert viewer_view(table_id=table.pk, user=alice, version=version).version == version
+
+
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_the_shared_part_crosses_redis_intact(in_play, alice, bob, announcements):
+    """Through the real layer from one process's relay to another's, then adopted there."""
+    table = in_play
+    version = await in_a_thread(act_through_a_consumer, table, bob, {"action": "bet", "amount": 50})
+    message = table_announcement(announcements)
+    layer = get_channel_layer()
+    first, second = Fanout(layer, origin="first"), Fanout(layer, origin="second")
+    theirs, group = Listener(), f"shared-test-{table.pk}"
+    try:
+        await first.join(group, Listener())
+        await second.join(group, theirs)
+        await first.publish(group, message)
+        received = await asyncio.wait_for(theirs.queue.get(), timeout=5)
+    finally:
+        for process in (first, second):
+            for name, members in list(process.groups.items()):
+                for member in list(members):
+                    await process.leave(name, member)
+            process.close()
+    assert received == message
+    read = await in_a_thread(
+        lambda: [viewer_view(table_id=table.pk, user=user, version=version).json() for user in (alice, bob)]
+    )
+    forget_shared_views()
+    assert adopt_shared(table.pk, version, received["shared"])
+    assert [
+        cached_viewer_view(table_id=table.pk, user=user, version=version).json() for user in (alice, bob)
+    ] == read
