@@ -281,6 +281,10 @@ class TableConsumer(_Consumer):
                 adopt_shared(self.table_id, event["v"], exported)
             await self.send_view(version=event["v"])
 
+    async def fanout_rejoined(self, event):
+        # Broadcasts from the other processes may have been lost while Redis was away: catch up.
+        await self.send_view()
+
     async def table_chat(self, event):
         # The shared part this process keeps lists the chat: the next view reads it afresh.
         forget_table_views(self.table_id, chat_id=event["id"])
@@ -392,6 +396,9 @@ class LobbyConsumer(_Consumer):
 
     async def lobby_changed(self, event):
         await self.send_lobby()
+
+    async def fanout_rejoined(self, event):
+        await self.send_lobby()  # lobby changes may have been lost while Redis was away
 
     async def send_lobby(self) -> None:
         await self.send(text_data=await on_database(self._render)())

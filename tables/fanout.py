@@ -12,14 +12,18 @@ Before, every consumer's own channel was in the group, and a viewer on the actin
 only after the broadcast had gone through Redis and back (channels-redis's group send is four commands, then
 the process pops the message): round trips that each wait their turn on a busy event loop.
 
-A relay keeps its memberships fresh: it joins every group that has a mailbox here again every
-`REJOIN_SECONDS`, so a restarted Redis (which forgets every group) loses the other processes' broadcasts for
-at most that long, and the layer's group expiry never drops a membership in use.
+A relay keeps its memberships fresh: after its receive fails (Redis went away, and a restarted Redis has
+forgotten every group) it joins every group that has a mailbox here again as soon as it can, retrying every
+`RETRY_SECONDS` until Redis takes the joins, and every `REJOIN_SECONDS` besides. So the other processes'
+broadcasts are lost only while Redis is away and a moment after (at most `REJOIN_SECONDS` if a restart went
+unnoticed), and then every listener here is told to catch up (`REJOINED`); the layer's group expiry never
+drops a membership in use.
 
 The registry is per event loop (a server has one; tests make several). Everything here runs on that loop.
 """
 
 import asyncio
+import contextlib
 import logging
 import uuid
 import weakref
@@ -29,8 +33,13 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 logger = logging.getLogger(__name__)
 
-#: How often a relay joins its groups again (and how soon it is back in them after Redis restarts).
+#: How often a relay joins its groups again besides after a failed receive (a restart it did not notice).
 REJOIN_SECONDS = 10.0
+#: How long a relay waits after a failed receive before it rejoins its groups and receives again.
+RETRY_SECONDS = 1.0
+#: Handed to every listener of a process once its relay is back in its groups after losing Redis: messages
+#: may have been lost meanwhile (a consumer's `fanout_rejoined` catches up).
+REJOINED = {"type": "fanout.rejoined"}
 #: Extra keys of a message between processes: who published it, and to which group.
 ORIGIN, GROUP = "_fanout_origin", "_fanout_group"
 
@@ -85,6 +94,7 @@ class Fanout:
         self.relay: str | None = None
         self.joined: set[str] = set()  # groups the relay is a member of
         self._membership = asyncio.Lock()
+        self._lost = asyncio.Event()  # set when the relay's receive failed: rejoin at once
         self._tasks: list[asyncio.Task] = []
 
     async def join(self, group: str, mailbox) -> None:
@@ -151,8 +161,10 @@ class Fanout:
             except asyncio.CancelledError:
                 raise
             except Exception:
+                # Redis went away: when it is back it has forgotten every group, so join them again at once.
                 logger.warning("the relay could not receive from the channel layer; retrying", exc_info=True)
-                await asyncio.sleep(1)
+                self._lost.set()
+                await asyncio.sleep(RETRY_SECONDS)
                 continue
             # Not changed in place: the layer hands one dict to every relay of this process (tests run two).
             origin, group = message.get(ORIGIN), message.get(GROUP)
@@ -163,20 +175,34 @@ class Fanout:
                 mailbox.deliver(plain)
 
     async def _rejoin_now_and_then(self) -> None:
+        """Rejoin every `REJOIN_SECONDS`, and at once after a failed receive; a rejoin that fails (Redis not
+        back yet, or a pooled connection it closed) is tried again every `RETRY_SECONDS` until it succeeds."""
         while True:
-            await asyncio.sleep(REJOIN_SECONDS)
-            await self.rejoin()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._lost.wait(), REJOIN_SECONDS)
+            recovering = self._lost.is_set()
+            self._lost.clear()
+            if not await self.rejoin():
+                self._lost.set()
+                await asyncio.sleep(RETRY_SECONDS)
+            elif recovering:
+                # What the other processes published while this relay was out of its groups is lost: tell
+                # every listener here to catch up (a consumer sends its viewer's current view if newer).
+                for mailbox in {mailbox for members in self.groups.values() for mailbox in members}:
+                    mailbox.deliver(REJOINED)
 
-    async def rejoin(self) -> None:
-        """Join every group that has a mailbox here again (a restarted Redis has forgotten them all)."""
+    async def rejoin(self) -> bool:
+        """Join every group that has a mailbox here again (a restarted Redis has forgotten them all); whether
+        every join succeeded."""
         async with self._membership:
             for group in list(self.groups):
                 try:
                     await self.layer.group_add(group, self.relay)
                 except Exception:
                     logger.warning("the relay could not join %s again", group, exc_info=True)
-                    return
+                    return False
                 self.joined.add(group)
+        return True
 
 
 _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Fanout]" = weakref.WeakKeyDictionary()

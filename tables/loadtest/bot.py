@@ -65,7 +65,12 @@ def next_action(
     phase = table["phase"]
     mine = seats[seat - 1]
     if phase == "betting" and "bet" in allowed and mine["bet"] == 0:
-        if stopping or (ordered and any(_waits_for_bet(other) for other in seats[: seat - 1])):
+        # A seat sitting out (it missed a betting window) comes back at once: the table deals without waiting
+        # for it, so waiting for the seats before it would keep it out for good.
+        waits = (
+            ordered and not mine["sitting_out"] and any(_waits_for_bet(other) for other in seats[: seat - 1])
+        )
+        if stopping or waits:
             return None
         return {"action": "bet", "amount": min_bet, "seat": seat}
     if phase == "insurance":

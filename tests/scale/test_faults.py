@@ -12,7 +12,7 @@ import os
 import subprocess
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
@@ -20,6 +20,7 @@ from tables.loadtest.fixtures import prepare
 from tables.models import Round, Seat, Table
 from tests.scale.play import Crew
 from tests.scale.servers import PrivateRedis
+from tests.threads import in_a_thread
 
 ROUNDS_AFTER = int(os.environ.get("SCALE_FAULT_ROUNDS", "2"))
 TERMINATE = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s"
@@ -27,19 +28,6 @@ TERMINATE = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usenam
 
 def in_play(state) -> bool:
     return state["table"]["phase"] == "playing"
-
-
-async def db(function, *args):
-    """Run a database function in a worker thread, closing that thread's connection afterwards (an open one
-    would keep the test database from being dropped)."""
-
-    def run():
-        try:
-            return function(*args)
-        finally:
-            connections.close_all()
-
-    return await asyncio.to_thread(run)
 
 
 def current_round(table_id: int) -> Round:
@@ -57,7 +45,7 @@ def test_sigkill_mid_round_then_restart_resumes_the_round(servers):
         await crew.play_rounds(1, timeout=60)
         # Stop in the middle of the next round, cards dealt, a turn open.
         await crew.hold_at(in_play, timeout=30, what="a deal")
-        before = await db(current_round, table_id)
+        before = await in_a_thread(current_round, table_id)
         assert before.settled_at is None  # the kill comes mid-round
         server.kill()
         server.start()
@@ -91,7 +79,7 @@ def test_sigkill_of_one_of_two_processes_players_fail_over_to_the_other(servers)
         await crew.start()
         await crew.play_rounds(1, timeout=60)
         await crew.hold_at(in_play, timeout=30, what="a deal")
-        before = await db(current_round, table_id)
+        before = await in_a_thread(current_round, table_id)
         first.kill()  # and it stays dead
         await crew.wait_for(lambda: crew.recorder.reconnects >= 1, 60, "the first process's player back")
         moved = crew.bots[0]
@@ -132,13 +120,13 @@ def test_a_player_lost_with_a_killed_process_is_seen_gone_by_the_other(servers):
         await crew.play_rounds(1, timeout=60)
         crew.hold(lambda state: True)
         await asyncio.sleep(6)  # longer than the timeout: the rows live on being vouched for
-        assert await db(seat_marks) == {1: None, 2: None}
+        assert await in_a_thread(seat_marks) == {1: None, 2: None}
         first.kill()
         ends = asyncio.get_running_loop().time() + 30
-        while (await db(seat_marks))[1] is None:
+        while (await in_a_thread(seat_marks))[1] is None:
             assert asyncio.get_running_loop().time() < ends, "seat 1 never marked disconnected"
             await asyncio.sleep(0.25)
-        marks = await db(seat_marks)
+        marks = await in_a_thread(seat_marks)
         crew.hold(None)
         await crew.finish()
         return marks
@@ -232,8 +220,8 @@ def test_database_outage_refuses_actions_clearly_and_changes_nothing(servers, fa
         await crew.start()
         await crew.play_rounds(1, timeout=60)
         await crew.hold_at(in_play, timeout=30, what="a deal")
-        before = await db(snapshot, table_id)
-        await db(lambda: lock_out(fault_role, allowed=False))
+        before = await in_a_thread(snapshot, table_id)
+        await in_a_thread(lambda: lock_out(fault_role, allowed=False))
         turn = crew.bots[0].state["table"]["turn"]
         actor = next(bot for bot in crew.bots if bot.seat == turn["seat"])
         seen = len(actor.received)
@@ -243,8 +231,8 @@ def test_database_outage_refuses_actions_clearly_and_changes_nothing(servers, fa
             return [m for m in actor.received[seen:] if m.get("type") == "error"]
 
         await crew.wait_for(refusals, 15, "the refusal")
-        after = await db(snapshot, table_id)
-        await db(lambda: lock_out(fault_role, allowed=True))
+        after = await in_a_thread(snapshot, table_id)
+        await in_a_thread(lambda: lock_out(fault_role, allowed=True))
         crew.hold(None)
         await crew.play_rounds(ROUNDS_AFTER, timeout=60)
         await crew.finish()
@@ -269,10 +257,10 @@ def test_the_table_clock_survives_a_database_outage(servers, fault_role):
 
     async def scenario():
         await crew.start()
-        await db(lambda: lock_out(fault_role, allowed=False))
+        await in_a_thread(lambda: lock_out(fault_role, allowed=False))
         await asyncio.sleep(3)  # the betting deadline falls due while the clock cannot reach the database
-        await db(lambda: lock_out(fault_role, allowed=True))
-        before = await db(lambda: Table.objects.get(pk=table_id).version)
+        await in_a_thread(lambda: lock_out(fault_role, allowed=True))
+        before = await in_a_thread(lambda: Table.objects.get(pk=table_id).version)
         await crew.wait_for(lambda: crew.bots[0].state["v"] > before, 20, "the clock to apply the deadline")
         await crew.finish()
 

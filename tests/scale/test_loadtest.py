@@ -69,6 +69,20 @@ def test_bots_bet_the_minimum_in_seat_order_and_only_once():
     assert decide(state("betting", seats, mine=[2], by_seat=betting), 2, stopping=True) is None
 
 
+def test_a_bot_sitting_out_bets_at_once_to_come_back():
+    """It missed a betting window (a lost update, say): the table deals as soon as the others have bet, so a
+    bot waiting for them in seat order would never play again."""
+    seats = [seat(1, "a"), seat(2, "b", sitting_out=True)]
+    betting = {"2": ["ready", "bet"]}
+    assert decide(state("betting", seats, mine=[2], by_seat=betting), 2) == {
+        "action": "bet",
+        "amount": 10,
+        "seat": 2,
+    }
+    seats[1]["sitting_out"] = False
+    assert decide(state("betting", seats, mine=[2], by_seat=betting), 2) is None  # back in turn: seat 1 first
+
+
 def test_bots_decline_insurance_and_play_basic_strategy():
     seats = [seat(1, "a", bet=10, hands=[["Th", "6c"]])]
     offer = state("insurance", seats, mine=[1], by_seat={"1": ["insurance"]}, dealer=["As", None])

@@ -107,6 +107,60 @@ async def _registry_of_a_new_loop():
     return fanout.here()
 
 
+class FlakyLayer:
+    """A Redis-like layer (not the in-memory one) that goes away once: the first receive fails, and the next
+    `refused` joins fail too (Redis not back yet, or a pooled connection it closed)."""
+
+    def __init__(self, refused: int = 0):
+        self.added: list[str] = []
+        self.failed = False
+        self.refused = refused
+        self.quiet = asyncio.Event()
+
+    async def new_channel(self):
+        return "specific.relay!1"
+
+    async def group_add(self, group, channel):
+        if self.failed and self.refused:
+            self.refused -= 1
+            raise ConnectionError("Connection closed by server.")
+        self.added.append(group)
+
+    async def group_discard(self, group, channel):
+        pass
+
+    async def receive(self, channel):
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("Redis went away")
+        await self.quiet.wait()  # nothing more arrives
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("refused", [0, 3])
+async def test_a_relay_whose_receive_fails_joins_its_groups_again_until_redis_takes_them(
+    monkeypatch, refused
+):
+    """Redis restarted (it forgets every group): the relay rejoins as soon as its receive has failed, and
+    keeps trying while the joins fail, not only at the next periodic rejoin; then its listeners catch up."""
+    layer = FlakyLayer(refused=refused)
+    here = Fanout(layer)
+    monkeypatch.setattr(fanout, "RETRY_SECONDS", 0.01)
+    seven, eight = Listener(), Listener()
+    try:
+        await here.join("table-7", seven)
+        await here.join("table-8", eight)
+        # Then each listener is told to catch up on what the other processes sent meanwhile, once.
+        assert await seven.receive() == {"type": "fanout.rejoined"}
+        assert await eight.receive() == {"type": "fanout.rejoined"}
+        assert layer.added[:2] == ["table-7", "table-8"]
+        assert sorted(layer.added[2:]) == ["table-7", "table-8"]
+        assert layer.refused == 0
+        assert await seven.nothing_more()
+    finally:
+        here.close()
+
+
 # --- between processes, through Redis -------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from tables import broadcast, fanout
 from tables.consumers import TableConsumer
 from tables.models import Table
 from tables.viewmodel import cached_viewer_view, forget_shared_views
+from tests.threads import in_a_thread
 
 
 @pytest.fixture
@@ -167,3 +168,26 @@ async def test_viewers_told_of_a_version_none_has_read_share_one_read(table, ali
     assert len(reads) == 1
     assert [received[viewer]["v"] for viewer in viewers] == [version] * 3
     assert [received[viewer]["you"]["seats"] for viewer in viewers] == [[1], [2], [1]]
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_after_the_relay_rejoins_a_viewer_catches_up_on_what_it_missed(table, alice, bob, act):
+    """Redis was away and the other processes' broadcasts were lost: told `fanout.rejoined`, a viewer gets
+    the current version if it has an older one, and nothing if it is up to date."""
+    await in_a_thread(act, table, alice, "sit", seat=1)
+    viewer = TableConsumer()
+    viewer.table_id, viewer.user, viewer.json_format, viewer.sent_version = table.pk, alice, True, -1
+    received = []
+
+    async def send(text_data):
+        received.append(json.loads(text_data))
+
+    viewer.send = send
+    await viewer.dispatch(fanout.REJOINED)
+    version = await Table.objects.values_list("version", flat=True).aget(pk=table.pk)
+    assert [message["v"] for message in received] == [version]
+    await in_a_thread(act, table, bob, "sit", seat=2)  # its broadcast lost on the way
+    await viewer.dispatch(fanout.REJOINED)
+    await viewer.dispatch(fanout.REJOINED)
+    assert [message["v"] for message in received] == [version, version + 1]

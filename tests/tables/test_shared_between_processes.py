@@ -8,7 +8,6 @@ import json
 
 import pytest
 from channels.layers import channel_layers, get_channel_layer
-from django.db import connections
 
 from tables import broadcast, fanout, services
 from tables.consumers import TableConsumer
@@ -23,6 +22,7 @@ from tables.viewmodel import (
     viewer_view,
 )
 from tests.tables.conftest import deal_cards
+from tests.threads import in_a_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,18 +43,6 @@ def announcements(monkeypatch):
     monkeypatch.setattr(broadcast, "_loop", None)
     monkeypatch.setattr(fanout, "publish_elsewhere", publish_elsewhere)
     return sent
-
-
-async def in_a_thread(function, *args):
-    """`function(*args)` in a worker thread, as a consumer's database work runs, closing its connection."""
-
-    def run():
-        try:
-            return function(*args)
-        finally:
-            connections.close_all()
-
-    return await asyncio.to_thread(run)
 
 
 def table_announcement(announcements) -> dict:
