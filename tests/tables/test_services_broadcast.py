@@ -12,6 +12,7 @@ from tables import broadcast, fanout
 from tables.consumers import TableConsumer
 from tables.models import Table
 from tables.viewmodel import cached_viewer_view, forget_shared_views
+from tests.tables.listener import Listener
 from tests.threads import in_a_thread
 
 
@@ -23,19 +24,6 @@ def in_memory_layer(settings):
     channel_layers.backends.clear()
     yield get_channel_layer()
     channel_layers.backends.clear()
-
-
-class Listener:
-    """What a consumer's mailbox is to `tables.fanout`: here, a queue the test reads."""
-
-    def __init__(self):
-        self.queue: asyncio.Queue[dict] = asyncio.Queue()
-
-    def deliver(self, message: dict) -> None:
-        self.queue.put_nowait(message)
-
-    async def receive(self, timeout: float = 2) -> dict:
-        return await asyncio.wait_for(self.queue.get(), timeout=timeout)
 
 
 async def listening(group: str) -> Listener:

@@ -22,6 +22,7 @@ from tables.viewmodel import (
     viewer_view,
 )
 from tests.tables.conftest import deal_cards
+from tests.tables.listener import Listener
 from tests.threads import in_a_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -148,19 +149,11 @@ async def test_nothing_is_added_to_a_single_process_announcement(in_play, bob, s
     broadcast.register_loop(asyncio.get_running_loop())
     try:
         version = await in_a_thread(act_through_a_consumer, in_play, bob, {"action": "bet", "amount": 50})
-        message = await asyncio.wait_for(listener.queue.get(), timeout=2)
+        message = await listener.receive()
     finally:
         await fanout.leave(f"table-{in_play.pk}", listener)
         channel_layers.backends.clear()
     assert message == {"type": "table.changed", "v": version, "table": in_play.pk}
-
-
-class Listener:
-    def __init__(self):
-        self.queue: asyncio.Queue[dict] = asyncio.Queue()
-
-    def deliver(self, message: dict) -> None:
-        self.queue.put_nowait(message)
 
 
 def test_a_part_that_cannot_be_read_is_not_adopted_and_the_version_is_read_instead(
@@ -198,7 +191,7 @@ async def test_the_shared_part_crosses_redis_intact(in_play, alice, bob, announc
         await first.join(group, Listener())
         await second.join(group, theirs)
         await first.publish(group, message)
-        received = await asyncio.wait_for(theirs.queue.get(), timeout=5)
+        received = await theirs.receive(timeout=5)
     finally:
         for process in (first, second):
             for name, members in list(process.groups.items()):
