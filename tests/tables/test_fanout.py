@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 import pytest_asyncio
-from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.layers import InMemoryChannelLayer, channel_layers
 
 from tables import fanout
 from tables.fanout import Fanout, Mailbox
@@ -152,7 +153,8 @@ async def test_a_relay_whose_receive_fails_joins_its_groups_again_until_redis_ta
 
 @pytest_asyncio.fixture
 async def two_processes():
-    layer = get_channel_layer()
+    # A layer of this test's own: channels-redis binds its receive lock to the loop that first used it.
+    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
     first, second = Fanout(layer, origin="first"), Fanout(layer, origin="second")
     yield first, second
     for process in (first, second):
@@ -160,6 +162,7 @@ async def two_processes():
             for member in list(members):
                 await process.leave(group, member)
         process.close()
+    await layer.close_pools()
 
 
 @pytest.mark.redis
