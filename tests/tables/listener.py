@@ -1,6 +1,13 @@
-"""What a consumer's mailbox is to `tables.fanout`, for tests: a queue the test reads."""
+"""For the fan-out tests: what a consumer's mailbox is to `tables.fanout` (a queue the test reads), and two
+processes' registries side by side on one loop, over the real channel layer."""
 
 import asyncio
+import contextlib
+
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.layers import channel_layers
+
+from tables.fanout import Fanout
 
 
 class Listener:
@@ -16,3 +23,20 @@ class Listener:
     async def nothing_more(self, wait: float = 0.3) -> bool:
         await asyncio.sleep(wait)
         return self.queue.empty()
+
+
+@contextlib.asynccontextmanager
+async def two_processes():
+    """Two processes' fan-out registries ("first", "second") on a layer of their own: channels-redis binds its
+    receive lock to the loop that first used it. Every listener leaves and both relays stop afterwards."""
+    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+    first, second = Fanout(layer, origin="first"), Fanout(layer, origin="second")
+    try:
+        yield first, second
+    finally:
+        for process in (first, second):
+            for group, members in list(process.groups.items()):
+                for member in list(members):
+                    await process.leave(group, member)
+            process.close()
+        await layer.close_pools()

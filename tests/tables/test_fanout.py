@@ -6,12 +6,11 @@ import asyncio
 
 import pytest
 import pytest_asyncio
-from channels import DEFAULT_CHANNEL_LAYER
-from channels.layers import InMemoryChannelLayer, channel_layers
+from channels.layers import InMemoryChannelLayer
 
 from tables import fanout
 from tables.fanout import Fanout, Mailbox
-from tests.tables.listener import Listener
+from tests.tables.listener import Listener, two_processes
 
 
 @pytest.mark.asyncio
@@ -151,18 +150,10 @@ async def test_a_relay_whose_receive_fails_joins_its_groups_again_until_redis_ta
 # --- between processes, through Redis -------------------------------------------------------------------
 
 
-@pytest_asyncio.fixture
-async def two_processes():
-    # A layer of this test's own: channels-redis binds its receive lock to the loop that first used it.
-    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
-    first, second = Fanout(layer, origin="first"), Fanout(layer, origin="second")
-    yield first, second
-    for process in (first, second):
-        for group, members in list(process.groups.items()):
-            for member in list(members):
-                await process.leave(group, member)
-        process.close()
-    await layer.close_pools()
+@pytest_asyncio.fixture(name="two_processes")
+async def _two_processes():
+    async with two_processes() as processes:
+        yield processes
 
 
 @pytest.mark.redis

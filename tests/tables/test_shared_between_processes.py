@@ -7,12 +7,10 @@ import asyncio
 import json
 
 import pytest
-from channels import DEFAULT_CHANNEL_LAYER
 from channels.layers import channel_layers
 
 from tables import broadcast, fanout, services
 from tables.consumers import TableConsumer
-from tables.fanout import Fanout
 from tables.models import ChatMessage, Table
 from tables.rendering import live_html
 from tables.viewmodel import (
@@ -23,7 +21,7 @@ from tables.viewmodel import (
     viewer_view,
 )
 from tests.tables.conftest import deal_cards
-from tests.tables.listener import Listener
+from tests.tables.listener import Listener, two_processes
 from tests.threads import in_a_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -185,22 +183,12 @@ async def test_the_shared_part_crosses_redis_intact(in_play, alice, bob, announc
     table = in_play
     version = await in_a_thread(act_through_a_consumer, table, bob, {"action": "bet", "amount": 50})
     message = table_announcement(announcements)
-    # A layer of this test's own: channels-redis binds its receive lock to the loop that first used it.
-    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
-    first, second = Fanout(layer, origin="first"), Fanout(layer, origin="second")
     theirs, group = Listener(), f"shared-test-{table.pk}"
-    try:
+    async with two_processes() as (first, second):
         await first.join(group, Listener())
         await second.join(group, theirs)
         await first.publish(group, message)
         received = await theirs.receive(timeout=5)
-    finally:
-        for process in (first, second):
-            for name, members in list(process.groups.items()):
-                for member in list(members):
-                    await process.leave(name, member)
-            process.close()
-        await layer.close_pools()
     assert received == message
     read = await in_a_thread(
         lambda: [viewer_view(table_id=table.pk, user=user, version=version).json() for user in (alice, bob)]
