@@ -1,47 +1,44 @@
 """Broadcasts delivered inside the process without a trip through the channel layer, and between processes
-with one channel-layer message per process.
+through Redis publish/subscribe.
 
 Every websocket of this process that listens to a group ("table-7", "lobby") joins it here with a mailbox (a
 `Mailbox`: its consumer's messages handled one at a time, in order). `publish` hands a message to this
-process's mailboxes in that group at once, then, with a Redis layer, sends it once to the group on the layer,
-where each process has one member: its relay channel. A process's relay receives what the other processes
-publish and hands it to its own mailboxes; what it published itself it has already delivered, so it skips it.
-With the in-memory layer this process is the only one, and the layer is not used at all.
+process's mailboxes in that group at once, then, with a Redis channel layer, publishes it once on the group's
+Redis channel (`RedisPubSub`), to which every process with a mailbox in the group is subscribed. A process
+hears its own messages back from Redis too; it has delivered them already, so it drops them unread (they
+start with its origin). With the in-memory layer this process is the only one, and Redis is not used.
 
-Before, every consumer's own channel was in the group, and a viewer on the acting process heard of an action
-only after the broadcast had gone through Redis and back (channels-redis's group send is four commands, then
-the process pops the message): round trips that each wait their turn on a busy event loop.
+Before, the processes exchanged broadcasts through channels-redis's group send: four commands a message and
+a copy queued per process, its own included, which the process then popped and decoded only to skip it.
+A publish is one command, and Redis copies the message to the subscribers itself.
 
-A relay keeps its memberships fresh: after its receive fails (Redis went away, and a restarted Redis has
-forgotten every group) it joins every group that has a mailbox here again as soon as it can, retrying every
-`RETRY_SECONDS` until Redis takes the joins, and every `REJOIN_SECONDS` besides. So the other processes'
-broadcasts are lost only while Redis is away and a moment after (at most `REJOIN_SECONDS` if a restart went
-unnoticed), and then every listener here is told to catch up (`REJOINED`); the layer's group expiry never
-drops a membership in use.
+Redis restarts: the subscribing connection breaks; redis-py connects again (every `RETRY_SECONDS` while Redis
+is away) and subscribes to the same channels. What was published meanwhile is lost, so once Redis confirms
+the subscriptions again every listener here is told to catch up (`REJOINED`).
 
 The registry is per event loop (a server has one; tests make several). Everything here runs on that loop.
 """
 
 import asyncio
-import contextlib
+import json
 import logging
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 
-from channels.layers import InMemoryChannelLayer, get_channel_layer
+import redis.asyncio
+from channels.layers import get_channel_layer
+from channels_redis.core import RedisChannelLayer
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 logger = logging.getLogger(__name__)
 
-#: How often a relay joins its groups again besides after a failed receive (a restart it did not notice).
-REJOIN_SECONDS = 10.0
-#: How long a relay waits after a failed receive before it rejoins its groups and receives again.
+#: How long the relay waits after a failed receive (Redis away) before it tries again.
 RETRY_SECONDS = 1.0
-#: Handed to every listener of a process once its relay is back in its groups after losing Redis: messages
-#: may have been lost meanwhile (a consumer's `fanout_rejoined` catches up).
+#: Handed to every listener of a process once its subscriptions are back after losing Redis: messages may
+#: have been lost meanwhile (a consumer's `fanout_rejoined` catches up).
 REJOINED = {"type": "fanout.rejoined"}
-#: Extra keys of a message between processes: who published it, and to which group.
-ORIGIN, GROUP = "_fanout_origin", "_fanout_group"
 
 
 class Mailbox:
@@ -83,22 +80,78 @@ class Mailbox:
                 return
 
 
-class Fanout:
-    """One process's listeners by group, and its relay channel on the layer (see the module)."""
+class RedisPubSub:
+    """The processes' link: one Redis pub/sub channel per group, on the channel layer's Redis. Redis shares
+    pub/sub channels between its numbered databases, so the names carry the database's number (a test run and
+    a benchmark on one Redis stay apart)."""
 
-    def __init__(self, layer, *, origin: str | None = None):
-        self.layer = layer
-        self.origin = origin or uuid.uuid4().hex
+    def __init__(self, address: str, **options):
+        # One retry, at once, on a fresh connection: a pooled connection that a restarted Redis closed
+        # while it lay idle fails its next command (without it the first broadcasts after a restart fail).
+        options.setdefault("retry", Retry(NoBackoff(), 1))
+        self.client = redis.asyncio.Redis.from_url(address, **options)
+        self.prefix = f"blackjack:{self.client.connection_pool.connection_kwargs.get('db', 0)}:"
+        self.pubsub = self.client.pubsub()
+        self._subscribed = asyncio.Event()  # nothing to read before the first subscription
+        self._reconnected = False
+
+    @classmethod
+    def for_layer(cls, layer) -> "RedisPubSub | None":
+        """The link on a channels-redis layer's (first) Redis; None for any other layer (one process)."""
+        if not isinstance(layer, RedisChannelLayer):
+            return None
+        options = dict(layer.hosts[0])  # as settings.CHANNEL_LAYERS gives it: an address and options
+        return cls(options.pop("address"), **options)
+
+    async def publish(self, group: str, data: bytes) -> None:
+        await self.client.publish(self.prefix + group, data)
+
+    async def subscribe(self, group: str) -> None:
+        await self.pubsub.subscribe(self.prefix + group)
+        if not self._subscribed.is_set():
+            # Called on every later connect of the subscribing connection, after redis-py has subscribed to
+            # the same channels again (it registered its own callback first).
+            self.pubsub.connection.register_connect_callback(self._connected_again)
+            self._subscribed.set()
+
+    async def unsubscribe(self, group: str) -> None:
+        await self.pubsub.unsubscribe(self.prefix + group)
+
+    def _connected_again(self, connection) -> None:
+        self._reconnected = True
+
+    async def receive(self) -> tuple[str, bytes] | None:
+        """The next message published on a subscribed channel, as (group, data); None once Redis has confirmed
+        the subscriptions again after the connection broke. Raises while Redis cannot be reached."""
+        await self._subscribed.wait()
+        while True:
+            message = await self.pubsub.get_message(timeout=None)
+            if message is None:
+                continue
+            if message["type"] == "message":
+                return message["channel"].decode()[len(self.prefix) :], message["data"]
+            if message["type"] == "subscribe" and self._reconnected:
+                self._reconnected = False  # the resubscription is one command: all channels are back
+                return None
+
+    async def close(self) -> None:
+        await self.pubsub.aclose()
+        await self.client.aclose()
+
+
+class Fanout:
+    """One process's listeners by group, and its link to the other processes (see the module)."""
+
+    def __init__(self, link: RedisPubSub | None = None, *, origin: str | None = None):
+        self.link = link
+        self.origin = (origin or uuid.uuid4().hex).encode()
         self.groups: dict[str, set] = {}  # group -> mailboxes (anything with `deliver(message)`)
-        self.remote = layer is not None and not isinstance(layer, InMemoryChannelLayer)
-        self.relay: str | None = None
-        self.joined: set[str] = set()  # groups the relay is a member of
+        self.subscribed: set[str] = set()  # groups the link is subscribed to
         self._membership = asyncio.Lock()
-        self._lost = asyncio.Event()  # set when the relay's receive failed: rejoin at once
-        self._tasks: list[asyncio.Task] = []
+        self._relay: asyncio.Task | None = None
 
     async def join(self, group: str, mailbox) -> None:
-        """`mailbox` receives the group's messages from now on (raises if the layer cannot be reached)."""
+        """`mailbox` receives the group's messages from now on (raises if Redis cannot be reached)."""
         self.groups.setdefault(group, set()).add(mailbox)
         try:
             await self._sync(group)
@@ -110,19 +163,21 @@ class Fanout:
         self._forget(group, mailbox)
         try:
             await self._sync(group)
-        except Exception:  # the layer is down: its memberships expire, and a rejoin only adds groups in use
-            logger.warning("could not leave %s on the channel layer", group, exc_info=True)
+        except Exception:  # Redis is away: the connection is gone, and with it the subscription
+            logger.warning("could not unsubscribe from %s", group, exc_info=True)
 
     async def publish(self, group: str, message: dict) -> None:
         """Deliver `message` to this process's mailboxes in `group`, then to the other processes'."""
         for mailbox in list(self.groups.get(group, ())):
             mailbox.deliver(message)
-        if self.remote:
-            await self.layer.group_send(group, {**message, ORIGIN: self.origin, GROUP: group})
+        if self.link is not None:
+            await self.link.publish(group, encode(self.origin, message))
 
-    def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
+    async def close(self) -> None:
+        if self._relay is not None:
+            self._relay.cancel()
+        if self.link is not None:
+            await self.link.close()
 
     def _forget(self, group: str, mailbox) -> None:
         members = self.groups.get(group)
@@ -132,88 +187,65 @@ class Fanout:
                 del self.groups[group]
 
     async def _sync(self, group: str) -> None:
-        """Make the relay a member of `group` exactly while it has a mailbox here."""
-        if not self.remote:
+        """Keep the link subscribed to `group` exactly while it has a mailbox here."""
+        if self.link is None:
             return
         async with self._membership:
-            if self.relay is None:
-                # A channel like the consumers' own: channels-redis pops every channel of a process from one
-                # key, under one lock, so a channel of another prefix would wait for their blocking pops.
-                self.relay = await self.layer.new_channel()
-                loop = asyncio.get_running_loop()
-                self._tasks = [
-                    loop.create_task(self._receive()),
-                    loop.create_task(self._rejoin_now_and_then()),
-                ]
             wanted = group in self.groups
-            if wanted and group not in self.joined:
-                await self.layer.group_add(group, self.relay)
-                self.joined.add(group)
-            elif not wanted and group in self.joined:
-                self.joined.discard(group)
-                await self.layer.group_discard(group, self.relay)
+            if wanted and group not in self.subscribed:
+                await self.link.subscribe(group)
+                self.subscribed.add(group)
+                if self._relay is None:
+                    self._relay = asyncio.get_running_loop().create_task(self._receive())
+            elif not wanted and group in self.subscribed:
+                self.subscribed.discard(group)
+                await self.link.unsubscribe(group)
 
     async def _receive(self) -> None:
         """The relay: hand the other processes' messages to this process's mailboxes."""
         while True:
             try:
-                message = await self.layer.receive(self.relay)
+                received = await self.link.receive()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                # Redis went away: when it is back it has forgotten every group, so join them again at once.
-                logger.warning("the relay could not receive from the channel layer; retrying", exc_info=True)
-                self._lost.set()
+                logger.warning("the relay could not receive from Redis; retrying", exc_info=True)
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
-            # Not changed in place: the layer hands one dict to every relay of this process (tests run two).
-            origin, group = message.get(ORIGIN), message.get(GROUP)
-            if origin == self.origin or group is None:
-                continue
-            plain = {key: value for key, value in message.items() if key not in (ORIGIN, GROUP)}
-            for mailbox in list(self.groups.get(group, ())):
-                mailbox.deliver(plain)
-
-    async def _rejoin_now_and_then(self) -> None:
-        """Rejoin every `REJOIN_SECONDS`, and at once after a failed receive; a rejoin that fails (Redis not
-        back yet, or a pooled connection it closed) is tried again every `RETRY_SECONDS` until it succeeds."""
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._lost.wait(), REJOIN_SECONDS)
-            recovering = self._lost.is_set()
-            self._lost.clear()
-            if not await self.rejoin():
-                self._lost.set()
-                await asyncio.sleep(RETRY_SECONDS)
-            elif recovering:
-                # What the other processes published while this relay was out of its groups is lost: tell
-                # every listener here to catch up (a consumer sends its viewer's current view if newer).
+            if received is None:
+                # What the other processes published while Redis was away is lost: tell every listener here
+                # to catch up (a consumer sends its viewer's current view if newer).
                 for mailbox in {mailbox for members in self.groups.values() for mailbox in members}:
                     mailbox.deliver(REJOINED)
+                continue
+            group, data = received
+            if data.startswith(self.origin + b" "):
+                continue  # published here, and delivered here already
+            members = self.groups.get(group)
+            if members:
+                message = decode(data)
+                for mailbox in list(members):
+                    mailbox.deliver(message)
 
-    async def rejoin(self) -> bool:
-        """Join every group that has a mailbox here again (a restarted Redis has forgotten them all); whether
-        every join succeeded."""
-        async with self._membership:
-            for group in list(self.groups):
-                try:
-                    await self.layer.group_add(group, self.relay)
-                except Exception:
-                    logger.warning("the relay could not join %s again", group, exc_info=True)
-                    return False
-                self.joined.add(group)
-        return True
+
+def encode(origin: bytes, message: dict) -> bytes:
+    """A message between processes: its publisher's origin, a space, the message as JSON."""
+    return origin + b" " + json.dumps(message).encode()
+
+
+def decode(data: bytes) -> dict:
+    return json.loads(data[data.index(b" ") + 1 :])
 
 
 _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Fanout]" = weakref.WeakKeyDictionary()
 
 
 def here() -> Fanout:
-    """The running loop's registry (made on first use, for the default channel layer)."""
+    """The running loop's registry (made on first use, linked through the default channel layer's Redis)."""
     loop = asyncio.get_running_loop()
     fanout = _by_loop.get(loop)
     if fanout is None:
-        fanout = _by_loop[loop] = Fanout(get_channel_layer())
+        fanout = _by_loop[loop] = Fanout(RedisPubSub.for_layer(get_channel_layer()))
     return fanout
 
 
@@ -230,8 +262,11 @@ async def publish(group: str, message: dict) -> None:
 
 
 async def publish_elsewhere(group: str, message: dict) -> None:
-    """Send `message` to the servers' relays only, from a loop with no listeners (a thread of a process
+    """Send `message` to the other processes only, from a loop with no listeners (a thread of a process
     whose server loop has stopped, a management command)."""
-    layer = get_channel_layer()
-    if layer is not None and not isinstance(layer, InMemoryChannelLayer):
-        await layer.group_send(group, {**message, ORIGIN: "", GROUP: group})
+    link = RedisPubSub.for_layer(get_channel_layer())
+    if link is not None:
+        try:
+            await link.publish(group, encode(b"", message))
+        finally:
+            await link.close()

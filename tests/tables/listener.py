@@ -1,5 +1,5 @@
 """For the fan-out tests: what a consumer's mailbox is to `tables.fanout` (a queue the test reads), and two
-processes' registries side by side on one loop, over the real channel layer."""
+processes' registries side by side on one loop, linked through the real Redis."""
 
 import asyncio
 import contextlib
@@ -7,7 +7,7 @@ import contextlib
 from channels import DEFAULT_CHANNEL_LAYER
 from channels.layers import channel_layers
 
-from tables.fanout import Fanout
+from tables.fanout import Fanout, RedisPubSub
 
 
 class Listener:
@@ -27,10 +27,10 @@ class Listener:
 
 @contextlib.asynccontextmanager
 async def two_processes():
-    """Two processes' fan-out registries ("first", "second") on a layer of their own: channels-redis binds its
-    receive lock to the loop that first used it. Every listener leaves and both relays stop afterwards."""
-    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
-    first, second = Fanout(layer, origin="first"), Fanout(layer, origin="second")
+    """Two processes' fan-out registries ("first", "second"), each with its own connections to the Redis of
+    the configured channel layer, named after it (`CLIENT LIST` shows them). Every listener leaves and both
+    relays stop afterwards."""
+    first, second = Fanout(_link("first"), origin="first"), Fanout(_link("second"), origin="second")
     try:
         yield first, second
     finally:
@@ -38,5 +38,10 @@ async def two_processes():
             for group, members in list(process.groups.items()):
                 for member in list(members):
                     await process.leave(group, member)
-            process.close()
-        await layer.close_pools()
+            await process.close()
+
+
+def _link(name: str) -> RedisPubSub:
+    options = dict(channel_layers.make_backend(DEFAULT_CHANNEL_LAYER).hosts[0])
+    address = options.pop("address")
+    return RedisPubSub(address, client_name=f"fanout-{name}", **options)

@@ -1,6 +1,6 @@
 """Broadcast fan-out (tables.fanout): listeners of this process are handed a message directly; other
-processes get one channel-layer message each, through their relay, and a relay never hands a process its
-own messages twice. The Redis tests stand two processes' registries side by side on one event loop."""
+processes get it once each, through Redis publish/subscribe, and a relay never hands a process its own
+messages twice. The Redis tests stand two processes' registries side by side on one event loop."""
 
 import asyncio
 
@@ -9,14 +9,15 @@ import pytest_asyncio
 from channels.layers import InMemoryChannelLayer
 
 from tables import fanout
-from tables.fanout import Fanout, Mailbox
+from tables.fanout import REJOINED, Fanout, Mailbox, RedisPubSub
 from tests.tables.listener import Listener, two_processes
 
 
 @pytest.mark.asyncio
 async def test_in_one_process_a_message_reaches_the_groups_listeners_without_the_layer():
     layer = InMemoryChannelLayer()
-    here = Fanout(layer)
+    here = Fanout(RedisPubSub.for_layer(layer))
+    assert here.link is None
     seven, also_seven, eight = Listener(), Listener(), Listener()
     await here.join("table-7", seven)
     await here.join("table-7", also_seven)
@@ -93,58 +94,51 @@ async def _registry_of_a_new_loop():
     return fanout.here()
 
 
-class FlakyLayer:
-    """A Redis-like layer (not the in-memory one) that goes away once: the first receive fails, and the next
-    `refused` joins fail too (Redis not back yet, or a pooled connection it closed)."""
+class FlakyLink:
+    """A link to Redis that goes away: `lost` receives fail, then Redis is back and the link reports its
+    subscriptions confirmed again (None), then nothing more arrives."""
 
-    def __init__(self, refused: int = 0):
-        self.added: list[str] = []
-        self.failed = False
-        self.refused = refused
+    def __init__(self, lost: int):
+        self.lost = lost
+        self.subscribed: list[str] = []
         self.quiet = asyncio.Event()
 
-    async def new_channel(self):
-        return "specific.relay!1"
+    async def subscribe(self, group):
+        self.subscribed.append(group)
 
-    async def group_add(self, group, channel):
-        if self.failed and self.refused:
-            self.refused -= 1
-            raise ConnectionError("Connection closed by server.")
-        self.added.append(group)
+    async def unsubscribe(self, group):
+        self.subscribed.remove(group)
 
-    async def group_discard(self, group, channel):
-        pass
-
-    async def receive(self, channel):
-        if not self.failed:
-            self.failed = True
+    async def receive(self):
+        if self.lost:
+            self.lost -= 1
             raise ConnectionError("Redis went away")
-        await self.quiet.wait()  # nothing more arrives
+        if self.lost == 0:
+            self.lost = -1
+            return None
+        await self.quiet.wait()
+
+    async def close(self):
+        pass
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("refused", [0, 3])
-async def test_a_relay_whose_receive_fails_joins_its_groups_again_until_redis_takes_them(
-    monkeypatch, refused
-):
-    """Redis restarted (it forgets every group): the relay rejoins as soon as its receive has failed, and
-    keeps trying while the joins fail, not only at the next periodic rejoin; then its listeners catch up."""
-    layer = FlakyLayer(refused=refused)
-    here = Fanout(layer)
+async def test_after_losing_redis_every_listener_is_told_once_to_catch_up(monkeypatch):
     monkeypatch.setattr(fanout, "RETRY_SECONDS", 0.01)
+    link = FlakyLink(lost=3)
+    here = Fanout(link)
     seven, eight = Listener(), Listener()
     try:
         await here.join("table-7", seven)
         await here.join("table-8", eight)
-        # Then each listener is told to catch up on what the other processes sent meanwhile, once.
-        assert await seven.receive() == {"type": "fanout.rejoined"}
-        assert await eight.receive() == {"type": "fanout.rejoined"}
-        assert layer.added[:2] == ["table-7", "table-8"]
-        assert sorted(layer.added[2:]) == ["table-7", "table-8"]
-        assert layer.refused == 0
+        assert await seven.receive() == REJOINED
+        assert await eight.receive() == REJOINED
         assert await seven.nothing_more()
+        assert link.subscribed == ["table-7", "table-8"]
+        await here.leave("table-7", seven)
+        assert link.subscribed == ["table-8"]
     finally:
-        here.close()
+        await here.close()
 
 
 # --- between processes, through Redis -------------------------------------------------------------------
@@ -166,15 +160,14 @@ async def test_a_message_reaches_every_process_once(two_processes):
     await second.join("fanout-test-2", elsewhere)
     await first.publish("fanout-test-1", {"type": "table.changed", "v": 5})
     assert await mine.receive() == {"type": "table.changed", "v": 5}
-    assert await theirs.receive() == {"type": "table.changed", "v": 5}  # no fan-out keys left on it
+    assert await theirs.receive() == {"type": "table.changed", "v": 5}
     # Once each: the publisher's relay skips its own message, the other group hears nothing.
     assert await mine.nothing_more()
     assert await theirs.nothing_more()
     assert await elsewhere.nothing_more()
-    # One member per process in the layer's group, whatever the number of listeners.
+    # One subscription per process, whatever the number of listeners.
     await first.join("fanout-test-1", Listener())
-    members = await _members(first.layer, "fanout-test-1")
-    assert members == {first.relay, second.relay}
+    assert await _subscribers(first, "fanout-test-1") == 2
 
 
 @pytest.mark.redis
@@ -185,7 +178,7 @@ async def test_a_process_without_listeners_in_a_group_leaves_it(two_processes):
     await first.join("fanout-test-3", mine)
     await second.join("fanout-test-3", theirs)
     await second.leave("fanout-test-3", theirs)
-    assert await _members(first.layer, "fanout-test-3") == {first.relay}
+    assert await _subscribers(first, "fanout-test-3") == 1
     await first.publish("fanout-test-3", {"type": "lobby.changed"})
     assert await mine.receive() == {"type": "lobby.changed"}
     assert await theirs.nothing_more()
@@ -193,24 +186,63 @@ async def test_a_process_without_listeners_in_a_group_leaves_it(two_processes):
 
 @pytest.mark.redis
 @pytest.mark.asyncio
-async def test_after_redis_forgets_the_groups_a_rejoin_restores_the_other_processes_messages(two_processes):
+async def test_a_relay_cut_off_from_redis_subscribes_again_and_its_listeners_catch_up(
+    two_processes, monkeypatch
+):
+    """Redis dropped the second process's subscribing connection, as a restart does: it connects and
+    subscribes again by itself, then tells its listeners that messages may have been lost, and hears the
+    others again."""
+    monkeypatch.setattr(fanout, "RETRY_SECONDS", 0.05)
     first, second = two_processes
     theirs = Listener()
     await first.join("fanout-test-4", Listener())
     await second.join("fanout-test-4", theirs)
-    await _forget_group(first.layer, "fanout-test-4")  # as a restarted Redis would
-    await first.publish("fanout-test-4", {"type": "table.changed", "v": 1})
-    assert await theirs.nothing_more()  # lost: nobody is in the group any more
-    await second.rejoin()  # what each relay does every REJOIN_SECONDS
+    await _kill(first, "fanout-second", subscribed=True)
+    assert await theirs.receive(timeout=5) == REJOINED
     await first.publish("fanout-test-4", {"type": "table.changed", "v": 2})
+    assert await theirs.receive() == {"type": "table.changed", "v": 2}
+    assert await theirs.nothing_more()
+
+
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_a_publish_after_redis_dropped_the_idle_connection_still_arrives(two_processes):
+    """A restarted Redis has closed every pooled connection: the first publish after it goes out anyway."""
+    first, second = two_processes
+    theirs = Listener()
+    await first.join("fanout-test-5", Listener())
+    await second.join("fanout-test-5", theirs)
+    await first.publish("fanout-test-5", {"type": "table.changed", "v": 1})
+    assert await theirs.receive() == {"type": "table.changed", "v": 1}
+    await _kill(second, "fanout-first", subscribed=False)
+    await first.publish("fanout-test-5", {"type": "table.changed", "v": 2})
     assert await theirs.receive() == {"type": "table.changed", "v": 2}
 
 
-async def _members(layer, group: str) -> set[str]:
-    connection = layer.connection(layer.consistent_hash(group))
-    return {name.decode() for name in await connection.zrange(layer._group_key(group), 0, -1)}
+@pytest.mark.asyncio
+async def test_pubsub_channels_are_named_after_the_redis_database():
+    """Redis shares pub/sub channels between its databases: a benchmark on database 4 must not reach a test
+    run on database 1."""
+    one, four = RedisPubSub("redis://127.0.0.1:6379/1"), RedisPubSub("redis://127.0.0.1:6379/4")
+    try:
+        assert (one.prefix, four.prefix) == ("blackjack:1:", "blackjack:4:")
+    finally:
+        await one.close()
+        await four.close()
 
 
-async def _forget_group(layer, group: str) -> None:
-    connection = layer.connection(layer.consistent_hash(group))
-    await connection.delete(layer._group_key(group))
+async def _subscribers(process: Fanout, group: str) -> int:
+    ((_, count),) = await process.link.client.pubsub_numsub(process.link.prefix + group)
+    return count
+
+
+async def _kill(process: Fanout, name: str, *, subscribed: bool) -> None:
+    """Close the named process's subscribing connection, or its idle publishing ones, from Redis's side."""
+    clients = [
+        client
+        for client in await process.link.client.client_list()
+        if client["name"] == name and (client["sub"] != "0") == subscribed
+    ]
+    assert clients
+    for client in clients:
+        await process.link.client.client_kill_filter(_id=client["id"])
