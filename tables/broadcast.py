@@ -1,8 +1,8 @@
 """Group sends registered on commit: "table N changed to version v", "a chat message arrived", "the lobby
 changed". Broadcasts carry nothing a client sees; every consumer builds its own viewer's view of the version
 announced. They are published through `tables.fanout`: to this process's listeners directly, to the other
-processes' through the channel layer, there with the version's shared part when this process has built it
-(`tables.viewmodel.export_shared`), so they need not read it from the database.
+processes' through Redis publish/subscribe, there with the version's shared part when this process has built
+it (`tables.viewmodel.export_shared`), so they need not read it from the database.
 
 Which event loop sends: the listeners' mailboxes (and the in-memory layer's queues) belong to the server's
 event loop and are not thread-safe, so a send from another thread (the deadline clock, a service run by
