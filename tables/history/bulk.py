@@ -14,7 +14,7 @@ from tables.models import ActionLog, Round
 COLUMNS = {
     Round: (
         "id", "table_id", "number", "shoe_id", "start_position", "seats", "state", "rules", "min_bet",
-        "max_bet", "phase", "version", "deadline", "started_at", "settled_at", "voided", "results",
+        "max_bet", "phase", "version", "deadline", "started_at", "settled_at", "voided", "results", "logged",
     ),
     ActionLog: (
         "id", "round_id", "table_id", "seq", "user_id", "seat", "action", "version_after", "created_at",

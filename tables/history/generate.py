@@ -344,7 +344,7 @@ class _Play:
                 round_id, table.pk, self.numbers[table.pk], shoe.row.pk, start, list(by_seat), stored,
                 state.rules.to_dict(), table.min_bet, table.max_bet, Phase.SETTLED, version, None,
                 at - datetime.timedelta(seconds=40), at, False,
-                {"seats": results, "dealer": {"cards": state.dealer_cards, "total": dealer_total}},
+                {"seats": results, "dealer": {"cards": state.dealer_cards, "total": dealer_total}}, len(log),
             ),
         )  # fmt: skip
         for seq, (action, user_id, seat) in enumerate(log, start=1):

@@ -27,6 +27,22 @@ def test_the_ledger_stays_clean(generated):
     assert report.entries > 90 * 2
 
 
+def test_each_generated_round_counts_its_logged_actions(generated):
+    counted = list(Round.objects.annotate(n=Count("actions")).values_list("logged", "n"))
+    assert len(counted) == 90
+    assert all(logged == n > 0 for logged, n in counted)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_rows_are_copied_in_and_the_ledger_stays_clean(generated):
+    """PostgreSQL takes the COPY path (the others bulk_create), which lists every column itself."""
+    report = audit_ledger()
+    assert report.ok, report.discrepancies
+    counted = list(Round.objects.annotate(n=Count("actions")).values_list("logged", "n"))
+    assert len(counted) == 90
+    assert all(logged == n > 0 for logged, n in counted)
+
+
 def test_generated_rounds_replay_exactly_and_retired_shoes_verify(generated):
     rounds = list(Round.objects.select_related("shoe").order_by("id"))
     assert len(rounds) == 90
