@@ -222,10 +222,14 @@ class Fanout:
             if data.startswith(self.origin + b" "):
                 continue  # published here, and delivered here already
             members = self.groups.get(group)
-            if members:
-                message = decode(data)
-                for mailbox in list(members):
-                    mailbox.deliver(message)
+            if not members:
+                continue
+            message = decode(data)
+            if message is None:
+                logger.warning("the relay skipped a message on %s it could not read: %r", group, data[:80])
+                continue
+            for mailbox in list(members):
+                mailbox.deliver(message)
 
 
 def encode(origin: bytes, message: dict) -> bytes:
@@ -233,8 +237,14 @@ def encode(origin: bytes, message: dict) -> bytes:
     return origin + b" " + json.dumps(message).encode()
 
 
-def decode(data: bytes) -> dict:
-    return json.loads(data[data.index(b" ") + 1 :])
+def decode(data: bytes) -> dict | None:
+    """The message `encode` made, or None for anything else on the channel."""
+    _, _, body = data.partition(b" ")
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) and isinstance(message.get("type"), str) else None
 
 
 _by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Fanout]" = weakref.WeakKeyDictionary()

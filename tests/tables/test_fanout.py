@@ -219,6 +219,23 @@ async def test_a_publish_after_redis_dropped_the_idle_connection_still_arrives(t
     assert await theirs.receive() == {"type": "table.changed", "v": 2}
 
 
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_a_message_the_relay_cannot_read_is_skipped_and_the_next_ones_arrive(two_processes, caplog):
+    """Anything else published on a group's channel (another program, a bad release) must not stop the
+    relay."""
+    first, second = two_processes
+    theirs = Listener()
+    await second.join("fanout-test-6", theirs)
+    channel = first.link.prefix + "fanout-test-6"
+    for junk in (b"no origin or json", b"first {not json", b'first ["a", "list"]', b'first {"v": 1}'):
+        await first.link.client.publish(channel, junk)
+    await first.publish("fanout-test-6", {"type": "table.changed", "v": 2})
+    assert await theirs.receive() == {"type": "table.changed", "v": 2}
+    assert await theirs.nothing_more()
+    assert caplog.text.count("could not read") == 4
+
+
 @pytest.mark.asyncio
 async def test_pubsub_channels_are_named_after_the_redis_database():
     """Redis shares pub/sub channels between its databases: a benchmark on database 4 must not reach a test
