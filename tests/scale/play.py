@@ -23,6 +23,7 @@ class RecordingBot(Bot):
         self.received: list[dict[str, Any]] = []
         self.raw: list[tuple[float, str]] = []  # (wall-clock time received, text)
         self.hold = None  # a predicate on the last state: while it holds, the bot does not act
+        self.answers: set[int] = set()  # versions of the states that answered this bot's moves
 
     async def _maybe_act(self) -> None:
         if self.hold is not None and self.state is not None and self.hold(self.state):
@@ -31,8 +32,12 @@ class RecordingBot(Bot):
 
     def _receive(self, text: str) -> None:
         self.raw.append((time.time(), text))
-        self.received.append(json.loads(text))
+        message = json.loads(text)
+        self.received.append(message)
+        waiting = self.in_flight
         super()._receive(text)
+        if waiting is not None and self.in_flight is None and message.get("type") == "state":
+            self.answers.add(message["v"])  # the version this bot's own move made
 
     async def connect(self) -> None:
         await super().connect()

@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import subprocess
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connection
@@ -157,6 +158,19 @@ def test_redis_restart_mid_play_clients_recover(servers):
             await asyncio.sleep(1)
             redis.start()
             await crew.play_rounds(ROUNDS_AFTER, timeout=90)
+            # One more round: each player is sent the other's moves, through the other process and Redis. The
+            # failovers during the outage may have left both on one server: part them first.
+            first, second = crew.bots
+            if server(first) == server(second):
+                moved = crew.recorder.reconnects + 1
+                await second.socket.close()  # it reconnects to the next server in its list
+                await crew.wait_for(lambda: crew.recorder.reconnects >= moved, 30, "a reconnect")
+            assert server(first) != server(second)
+            reconnects, since = crew.recorder.reconnects, [len(bot.received) for bot in crew.bots]
+            await crew.play_rounds(1, timeout=60)
+            for (me, other), start in zip((crew.bots, crew.bots[::-1]), since, strict=True):
+                assert heard_from_the_other_process(me, other, start), (me.seat, other.answers)
+            assert crew.recorder.reconnects == reconnects
             await crew.finish()
             return restarted_in
 
@@ -174,6 +188,21 @@ def test_redis_restart_mid_play_clients_recover(servers):
         assert len(later) >= ROUNDS_AFTER - 1, (me.seat, later)
     report = audit_ledger()
     assert report.ok, report.discrepancies
+
+
+def server(bot) -> str:
+    return urlsplit(bot.url).netloc
+
+
+def heard_from_the_other_process(me, other, since: int) -> list[int]:
+    """The versions made by `other`'s moves that `me` was sent from its `since`-th message on. Bot `me`
+    plays through another server than `other`, so its server learns of those versions only through Redis
+    (or by reading the table when `me` reconnects, which the caller rules out)."""
+    return [
+        message["v"]
+        for message in me.received[since:]
+        if message.get("type") == "state" and message["v"] in other.answers
+    ]
 
 
 @pytest.fixture
