@@ -96,12 +96,13 @@ class RedisPubSub:
         self._reconnected = False
 
     @classmethod
-    def for_layer(cls, layer) -> "RedisPubSub | None":
-        """The link on a channels-redis layer's (first) Redis; None for any other layer (one process)."""
+    def for_layer(cls, layer, **extra) -> "RedisPubSub | None":
+        """The link on a channels-redis layer's (first) Redis, with `extra` redis-py options; None for any
+        other layer (one process)."""
         if not isinstance(layer, RedisChannelLayer):
             return None
         options = dict(layer.hosts[0])  # as settings.CHANNEL_LAYERS gives it: an address and options
-        return cls(options.pop("address"), **options)
+        return cls(options.pop("address"), **options, **extra)
 
     async def publish(self, group: str, data: bytes) -> None:
         await self.client.publish(self.prefix + group, data)

@@ -42,6 +42,6 @@ async def two_processes():
 
 
 def _link(name: str) -> RedisPubSub:
-    options = dict(channel_layers.make_backend(DEFAULT_CHANNEL_LAYER).hosts[0])
-    address = options.pop("address")
-    return RedisPubSub(address, client_name=f"fanout-{name}", **options)
+    return RedisPubSub.for_layer(
+        channel_layers.make_backend(DEFAULT_CHANNEL_LAYER), client_name=f"fanout-{name}"
+    )
