@@ -42,7 +42,7 @@ from blackjack_site.prepared import (
     save_changed_together,
     snapshot,
 )
-from tables import broadcast
+from tables import broadcast, viewmodel
 from tables.engine import round as engine
 from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
@@ -294,6 +294,9 @@ def post_chat(*, table_id: int, user, text: str) -> ChatMessage:
         if table is None:
             raise ActionRefused("bad_message", "No such table.")
         message = ChatMessage.objects.create(table=table, user=user, text=text)
+        # This process forgets its kept parts at once (the others when the broadcast reaches their viewers):
+        # one derived from a part without this line is not kept after it.
+        transaction.on_commit(lambda: viewmodel.forget_table_views(table.pk, chat_id=message.pk))
         broadcast.chat_on_commit(table.pk, message.pk)
     return message
 
@@ -635,6 +638,8 @@ class _Change:
                 changed.append((seat, before))
         save_changed_together(changed)
         insert(TableEvent, self._events)
+        # Registered before the broadcast: the new version's shared part is kept before it is announced.
+        viewmodel.keep_change_on_commit(table, self.round, self._events)
         broadcast.table_changed_on_commit(
             table.pk, table.version, lobby=self.lobby or table.phase != self._start_phase
         )

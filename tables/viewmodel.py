@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
+from django.db import transaction
 from django.db.models import Count, DateTimeField, Exists, OuterRef, Q, Subquery
 from django.templatetags.static import static
 from django.utils.dateparse import parse_datetime
@@ -257,9 +258,16 @@ def cached_viewer_view(*, table_id: int, user, version: int) -> ViewerView | Non
     return ViewerView(_view(shared, user, balance), shared)
 
 
-def _keep(shared: _Shared) -> None:
+def _keep(shared: _Shared, *, unless_chat_missing: bool = False) -> None:
+    """Keep a shared part; `unless_chat_missing` (one not read afresh): not if this process keeps that version
+    already or has heard of a chat line it lacks."""
+    key = (shared.table.pk, shared.table.version)
     with _shared_lock:
-        _shared_views[(shared.table.pk, shared.table.version)] = shared
+        if unless_chat_missing and (
+            key in _shared_views or (shared.last_chat or 0) < _chat_seen.get(key[0], 0)
+        ):
+            return
+        _shared_views[key] = shared
         while len(_shared_views) > SHARED_VIEWS_KEPT:
             _shared_views.popitem(last=False)
 
@@ -387,9 +395,48 @@ def forget_shared_views() -> None:
 
 def _build_shared(table_id: int) -> _Shared:
     table = _load_table(table_id)
-    round_ = table.current_round
+    seat_rows = _seat_rows(table_id)
+    return _assemble(table, table.current_round, seat_rows, _events(table), recent_chat(table_id=table.pk))
+
+
+def keep_change_on_commit(table: Table, round_: Round | None, events: list[TableEvent]) -> None:
+    """The new version's shared part, derived from the previous version's (if this process keeps it) and
+    what a change holds, to keep once the change's transaction commits; called inside that transaction with
+    every write done. The table, its round and shoe and the change's events come from the change; the seats
+    (with their players, presence and balances, which other tables and the wallet change too) are read
+    again, one statement; the older events and the chat are the previous version's (a chat line makes a
+    process forget its kept parts, see `forget_table_views`). Without the previous part, or with a round the
+    change did not load, nothing is kept: the first viewer reads the version as before. The acting process
+    then builds its views of the version without reading it back after the commit."""
+    with _shared_lock:
+        previous = _shared_views.get((table.pk, table.version - 1))
+    if previous is None or previous.table.created_at != table.created_at:
+        return
+    if table.current_round_id is None or round_ is None or round_.pk != table.current_round_id:
+        return
+    if not Round.shoe.is_cached(round_):
+        return
+    reuse_preset = Table.preset.is_cached(previous.table) and previous.table.preset_id == table.preset_id
+    if reuse_preset and not Table.preset.is_cached(table):  # else loaded by the change, or read here
+        cache_relation(table, "preset", previous.table.preset)
+    cache_relation(table, "current_round", round_)
+    shown = [*previous.view_table["events"], *map(_event_entry, events)][-EVENTS_SHOWN:]
+    shared = _assemble(table, round_, _seat_rows(table.pk), shown, previous.view_table["chat"])
+    transaction.on_commit(lambda: _keep(shared, unless_chat_missing=True))
+
+
+def _seat_rows(table_id: int) -> dict[int, _SeatRow]:
+    return {row[0]: _SeatRow(*row) for row in _SEATS.rows(table_id)}
+
+
+def _assemble(
+    table: Table,
+    round_: Round | None,
+    seat_rows: dict[int, _SeatRow],
+    events: list[dict[str, Any]],
+    chat: list[dict[str, Any]],
+) -> _Shared:
     state = _engine_state(round_)
-    seat_rows = {row[0]: _SeatRow(*row) for row in _SEATS.rows(table_id)}
     balances = {row.user_id: row.balance for row in seat_rows.values() if row.balance is not None}
     # A round under way plays by the rules and limits it opened with (staff edits apply from the next round).
     live_round = round_ if round_ is not None and not round_.is_over else None
@@ -397,7 +444,6 @@ def _build_shared(table_id: int) -> _Shared:
     limits = live_round if live_round is not None else table
     min_bet, max_bet = limits.min_bet, limits.max_bet
     turn = state.turn if state is not None and table.phase == Phase.PLAYING else None
-    chat = recent_chat(table_id=table.pk)
     view_table = {
         "id": table.pk,
         "name": table.name,
@@ -419,7 +465,7 @@ def _build_shared(table_id: int) -> _Shared:
         "rules_summary": rules.summary(),
         "is_private": table.is_private,
         "is_open": table.is_open,
-        "events": _events(table),
+        "events": events,
         "chat": chat,
     }
     last_chat = chat[-1]["id"] if chat else None
@@ -611,6 +657,10 @@ def _shoe(table: Table, round_: Round | None) -> dict[str, Any] | None:
 def _events(table: Table) -> list[dict[str, Any]]:
     rows = _EVENTS.rows(table.pk)
     return [{"at": _iso(at), "text": text, "kind": kind} for at, text, kind in reversed(rows)]
+
+
+def _event_entry(event: TableEvent) -> dict[str, Any]:
+    return {"at": _iso(event.created_at), "text": event.text, "kind": str(event.kind)}
 
 
 def recent_chat(*, table_id: int) -> list[dict[str, Any]]:
