@@ -36,7 +36,6 @@ from blackjack_site.prepared import (
     cache_relation,
     field_names,
     insert,
-    model_rows,
     related_models,
     save_changed,
     save_changed_together,
@@ -103,8 +102,14 @@ class RoundBroken(Exception):
 _SUSPENDED = Prepared(
     lambda user_id: _user_model().objects.filter(pk=user_id, suspended=True).values_list("pk")[:1], arity=1
 )
+# The table's rule preset comes along (rounds open with its rules, and a settled table's view shows them);
+# only the table's row is locked: tables sharing a preset must not wait for each other.
 _LOCK_TABLE = Prepared(
-    lambda table_id: Table.objects.select_for_update().filter(pk=table_id).values_list(*field_names(Table)),
+    lambda table_id: (
+        Table.objects.select_for_update(of=("self",))
+        .filter(pk=table_id)
+        .values_list(*field_names(Table), *field_names(RulePreset, "preset__"))
+    ),
     arity=1,
 )
 _SEATS = Prepared(
@@ -553,7 +558,8 @@ class _Change:
         rows = _LOCK_TABLE.rows(table_id)
         if not rows:
             raise ActionRefused("bad_message", "No such table.")
-        (table,) = model_rows(Table, rows)
+        table, preset = related_models(rows[0], (Table, RulePreset))
+        cache_relation(table, "preset", preset)
         seats = {}
         for row in _SEATS.rows(table_id):
             seat, seat_user = related_models(row, (Seat, _user_model()))

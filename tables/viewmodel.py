@@ -402,12 +402,12 @@ def _build_shared(table_id: int) -> _Shared:
 def keep_change_on_commit(table: Table, round_: Round | None, events: list[TableEvent]) -> None:
     """The new version's shared part, derived from the previous version's (if this process keeps it) and
     what a change holds, to keep once the change's transaction commits; called inside that transaction with
-    every write done. The table, its round and shoe and the change's events come from the change; the seats
-    (with their players, presence and balances, which other tables and the wallet change too) are read
-    again, one statement; the older events and the chat are the previous version's (a chat line makes a
-    process forget its kept parts, see `forget_table_views`). Without the previous part, or with a round the
-    change did not load, nothing is kept: the first viewer reads the version as before. The acting process
-    then builds its views of the version without reading it back after the commit."""
+    every write done. The table with its preset, its round and shoe and the change's events come from the
+    change; the seats (with their players, presence and balances, which other tables and the wallet change
+    too) are read again, one statement; the older events and the chat are the previous version's (a chat
+    line makes a process forget its kept parts, see `forget_table_views`). Without the previous part, or
+    with a round the change did not load, nothing is kept: the first viewer reads the version as before.
+    The acting process then builds its views of the version without reading it back after the commit."""
     with _shared_lock:
         previous = _shared_views.get((table.pk, table.version - 1))
     if previous is None or previous.table.created_at != table.created_at:
@@ -416,9 +416,6 @@ def keep_change_on_commit(table: Table, round_: Round | None, events: list[Table
         return
     if not Round.shoe.is_cached(round_):
         return
-    reuse_preset = Table.preset.is_cached(previous.table) and previous.table.preset_id == table.preset_id
-    if reuse_preset and not Table.preset.is_cached(table):  # else loaded by the change, or read here
-        cache_relation(table, "preset", previous.table.preset)
     cache_relation(table, "current_round", round_)
     shown = [*previous.view_table["events"], *map(_event_entry, events)][-EVENTS_SHOWN:]
     shared = _assemble(table, round_, _seat_rows(table.pk), shown, previous.view_table["chat"])

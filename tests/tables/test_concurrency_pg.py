@@ -7,7 +7,7 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connections
+from django.db import OperationalError, connection, connections, transaction
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
@@ -109,3 +109,37 @@ def test_two_clocks_apply_a_deadline_once(table, alice, act):
     t = Table.objects.select_related("current_round").get(pk=table.pk)
     assert t.current_round.number == 2
     assert t.deadline > timezone.now()
+
+
+def test_an_action_locks_its_table_and_not_the_preset_it_shares(make_table, alice, bob, act):
+    first, second = make_table(), make_table()
+    assert first.preset_id == second.preset_id
+    act(first, alice, "sit", seat=1)
+    act(second, bob, "sit", seat=1)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_first_table():
+        try:
+            with transaction.atomic():
+                services._Change.begin(first.pk)  # as an action does: the table's row lock, held
+                locked.set()
+                release.wait(10)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_first_table)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL lock_timeout = '2s'")
+            # The shared preset row is not locked by the other table's action...
+            preset_row = "SELECT id FROM tables_rulepreset WHERE id = %s FOR UPDATE NOWAIT"
+            cursor.execute(preset_row, [second.preset_id])
+            # ...and the other table's action goes on while it runs.
+            act(second, bob, "bet", amount=10)
+        with pytest.raises(OperationalError), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM tables_table WHERE id = %s FOR UPDATE NOWAIT", [first.pk])
+    finally:
+        release.set()
+        holder.join(10)
