@@ -26,7 +26,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import LedgerEntry, Wallet
-from blackjack_site.prepared import execute_returning
+from blackjack_site.prepared import execute_returning, insert
 
 # No single movement is anywhere near this; it keeps every sum far inside a 64-bit integer.
 MAX_AMOUNT = 10**12
@@ -190,12 +190,13 @@ def _move(
         "created_by": created_by,
         "created_at": now,
     }
-    player_entry, _ = LedgerEntry.objects.bulk_create(
-        [
-            LedgerEntry(wallet_id=player_pk, amount=player_delta, balance_after=player_balance, **common),
-            LedgerEntry(wallet_id=system_pk, amount=-player_delta, balance_after=system_balance, **common),
-        ]
+    player_entry = LedgerEntry(
+        wallet_id=player_pk, amount=player_delta, balance_after=player_balance, **common
     )
+    system_entry = LedgerEntry(
+        wallet_id=system_pk, amount=-player_delta, balance_after=system_balance, **common
+    )
+    insert(LedgerEntry, [player_entry, system_entry], ids=True)
     return player_entry
 
 
@@ -330,7 +331,7 @@ def _write_payments(
                 wallet_id=house_pk, amount=-payment.amount, balance_after=balances[house_pk], **common
             )
         )
-    LedgerEntry.objects.bulk_create(entries)
+    insert(LedgerEntry, entries, ids=True)
     return entries[::2]
 
 

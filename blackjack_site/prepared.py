@@ -187,9 +187,12 @@ def _update(meta, fields: list, values: list, pks: list, using: str) -> None:
         cursor.execute(sql, [*params, *pks])
 
 
-def insert(model: type[Model], instances: Sequence[Model], *, using: str = "default") -> None:
-    """INSERT new rows in one statement, as `bulk_create` does without compiling it each time (their ids are
-    not read back). Field defaults apply as the model's constructor set them."""
+def insert(
+    model: type[Model], instances: Sequence[Model], *, ids: bool = False, using: str = "default"
+) -> None:
+    """INSERT new rows in one statement, as `bulk_create` does without compiling it each time; with `ids`
+    the new rows' ids are read back (RETURNING) and set on the instances, else they stay unset. Field
+    defaults apply as the model's constructor set them."""
     if not instances:
         return
     meta = model._meta
@@ -200,9 +203,11 @@ def insert(model: type[Model], instances: Sequence[Model], *, using: str = "defa
 
     def build() -> str:
         columns = ", ".join(quote(field.column) for field in fields)
-        return f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES " + ", ".join([row] * len(instances))
+        values = ", ".join([row] * len(instances))
+        returning = f" RETURNING {quote(meta.pk.column)}" if ids else ""
+        return f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES {values}{returning}"
 
-    sql = _statement((connection.vendor, "insert", meta.label, len(instances)), build)
+    sql = _statement((connection.vendor, "insert", meta.label, len(instances), ids), build)
     params = [
         field.get_db_prep_save(field.pre_save(instance, True), connection)
         for instance in instances
@@ -210,6 +215,11 @@ def insert(model: type[Model], instances: Sequence[Model], *, using: str = "defa
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+        if ids:
+            # One row back per row inserted, in the order of the VALUES (as `bulk_create` relies on too).
+            for instance, (pk,) in zip(instances, cursor.fetchall(), strict=True):
+                instance.pk = pk
+                instance._state.adding, instance._state.db = False, using
 
 
 def execute(

@@ -9,6 +9,7 @@ from blackjack_site.prepared import (
     Prepared,
     cache_relation,
     field_names,
+    insert,
     model_rows,
     related_models,
     save_changed,
@@ -148,3 +149,19 @@ def test_rows_changed_alike_are_saved_together(tables, django_user_model, django
     assert seat_rows(table) == expected
     with django_assert_num_queries(0):
         save_changed_together([(seat, snapshot(seat)) for seat in seats])
+
+
+@pytest.mark.parametrize("ids", [False, True])
+def test_insert_writes_rows_in_one_statement_with_their_ids_when_asked(
+    tables, ids, django_assert_num_queries
+):
+    events = [TableEvent(table=tables[2], kind=TableEvent.Kind.ROUND, text=f"new {n}") for n in range(3)]
+    with django_assert_num_queries(1):
+        insert(TableEvent, events, ids=ids)
+    stored = list(TableEvent.objects.filter(table=tables[2]).order_by("id").values_list("id", "text"))
+    assert [text for _, text in stored] == ["new 0", "new 1", "new 2"]
+    if ids:
+        assert [(event.pk, event.text) for event in events] == stored
+        assert not any(event._state.adding for event in events)
+    else:
+        assert [event.pk for event in events] == [None, None, None]
