@@ -15,6 +15,7 @@ type (or an unknown field in `RuleSet.from_dict`) with `bad_message`. Options th
 import dataclasses
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .errors import EngineError
@@ -122,11 +123,16 @@ class RuleSet:
         """Build from a partial or full dict: missing fields take the defaults, unknown ones are refused."""
         if not isinstance(data, dict):
             raise EngineError("bad_message", "rules must be a JSON object")
-        known = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(str(key) for key in data if key not in known)
+        unknown = sorted(str(key) for key in data if key not in cls.__dataclass_fields__)
         if unknown:
             raise EngineError("bad_message", f"unknown rule field(s): {', '.join(unknown)}")
-        return cls(**data)
+        # Every action and view reads a round's rules: a rule set already built from equal values (of equal
+        # types, so that 1 and True stay apart) is returned again; rule sets are immutable.
+        try:
+            key = tuple(sorted((name, type(value), value) for name, value in data.items()))
+            return _built(cls, key)
+        except TypeError:  # a value that cannot be part of a key (a list), refused as it is built here
+            return cls(**data)
 
     def summary(self) -> str:
         """Short human text such as "6 decks · S17 · DAS · LS · 3:2"."""
@@ -219,3 +225,8 @@ def parse_rules(text: str) -> RuleSet:
     except json.JSONDecodeError as exc:
         raise EngineError("bad_message", f"rules are not valid JSON: {exc}") from None
     return RuleSet.from_dict(data)
+
+
+@lru_cache(maxsize=256)
+def _built(cls: type[RuleSet], key: tuple) -> RuleSet:
+    return cls(**{name: value for name, _type, value in key})

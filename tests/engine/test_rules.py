@@ -118,6 +118,18 @@ def test_wrong_types_and_unknown_fields_are_bad_messages(fields):
     assert caught.value.code == "bad_message"
 
 
+@pytest.mark.parametrize(
+    ("valid", "wrong"),
+    [({"decks": 6}, {"decks": 6.0}), ({"dealer_hits_soft_17": True}, {"dealer_hits_soft_17": 1})],
+)
+def test_a_rule_set_built_before_is_reused_but_never_for_a_value_of_another_type(valid, wrong):
+    assert RuleSet.from_dict(dict(valid)) is RuleSet.from_dict(dict(valid))  # built once, immutable
+    assert valid == wrong  # equal in Python, yet the wrong type is still refused
+    with pytest.raises(EngineError) as caught:
+        RuleSet.from_dict(wrong)
+    assert caught.value.code == "bad_message"
+
+
 def test_meaningless_but_harmless_options_are_accepted():
     # Double after split is on by default; with no splitting it simply never applies.
     assert RuleSet(max_split_hands=1).double_after_split
