@@ -25,11 +25,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
+from django.core.signals import setting_changed
 from django.db import transaction
 from django.db.models import Count, DateTimeField, Exists, OuterRef, Q, Subquery
+from django.dispatch import receiver
 from django.templatetags.static import static
 from django.utils.dateparse import parse_datetime
 
@@ -558,7 +560,7 @@ def _seat_view(number: int, row: _SeatRow | None, state, turn) -> dict[str, Any]
         "player": row.user__username if taken else None,
         "display_name": (row.user__display_name or row.user__username) if taken else None,
         "avatar": row.user__avatar if taken else None,
-        "avatar_url": static(avatar_static_path(row.user__avatar)) if taken else None,
+        "avatar_url": _avatar_url(row.user__avatar) if taken else None,
         "bet": engine_seat.bet if engine_seat is not None else 0,
         "insurance": engine_seat.insurance if engine_seat is not None else 0,
         "in_round": engine_seat is not None and bool(engine_seat.hands),
@@ -569,6 +571,19 @@ def _seat_view(number: int, row: _SeatRow | None, state, turn) -> dict[str, Any]
         "connected": taken and row.connected,
         "is_turn": turn is not None and turn[0] == number,
     }
+
+
+@lru_cache(maxsize=64)
+def _avatar_url(avatar: str) -> str:
+    """An avatar's static URL (with DEBUG off, a file name with its hash from the manifest), worked out once
+    per avatar and process: every view of a version has one per seated player."""
+    return static(avatar_static_path(avatar))
+
+
+@receiver(setting_changed)
+def _static_urls_changed(*, setting: str, **kwargs) -> None:
+    if setting in ("STATIC_URL", "STORAGES"):
+        _avatar_url.cache_clear()
 
 
 def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
