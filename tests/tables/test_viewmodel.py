@@ -448,3 +448,13 @@ def test_view_building_benchmark(users):
     }
     for name, milliseconds in figures.items():
         print(f"{name:32} {milliseconds:7.2f} ms")
+
+
+def test_avatar_urls_follow_a_change_of_the_static_settings(table, alice, act, settings):
+    act(table, alice, "sit", seat=1)
+    seat = build_table_view(table_id=table.pk, user=alice)["table"]["seats"][0]
+    assert seat["avatar_url"] == f"/static/avatars/{alice.avatar}.svg"
+    settings.STATIC_URL = "/assets/"
+    forget_shared_views()
+    seat = build_table_view(table_id=table.pk, user=alice)["table"]["seats"][0]
+    assert seat["avatar_url"] == f"/assets/avatars/{alice.avatar}.svg"
