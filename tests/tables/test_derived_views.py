@@ -220,4 +220,3 @@ def test_a_chat_line_heard_of_while_the_change_runs_keeps_its_part_out(table, al
         # Another process's chat line is announced here before this change commits.
         viewmodel.forget_table_views(table.pk, chat_id=10**9)
     assert viewmodel.cached_viewer_view(table_id=table.pk, user=alice, version=version) is None
-
