@@ -139,9 +139,12 @@ def _changed_fields(instance: Model, before: dict[str, Any]) -> list:
     ]
 
 
-def save_changed(instance: Model, before: dict[str, Any], *, using: str = "default") -> None:
+def save_changed(
+    instance: Model, before: dict[str, Any], *, batch: "Batch | None" = None, using: str = "default"
+) -> None:
     """Write the columns of `instance` that differ from `before` (its `snapshot`) and every JSON column, in
-    one UPDATE of its row: what `instance.save()` writes, without compiling a query each time."""
+    one UPDATE of its row: what `instance.save()` writes, without compiling a query each time. With `batch`,
+    the UPDATE waits there to be sent with the batch's other writes."""
     fields = _changed_fields(instance, before)
     if fields:
         _update(
@@ -150,10 +153,13 @@ def save_changed(instance: Model, before: dict[str, Any], *, using: str = "defau
             [getattr(instance, field.attname) for field in fields],
             [instance.pk],
             using,
+            batch,
         )
 
 
-def save_changed_together(changes: Sequence[tuple[Model, dict[str, Any]]], *, using: str = "default") -> None:
+def save_changed_together(
+    changes: Sequence[tuple[Model, dict[str, Any]]], *, batch: "Batch | None" = None, using: str = "default"
+) -> None:
     """`save_changed` for several rows of one model without JSON columns (a table's seats): rows whose changes
     are alike (the same columns set to the same values, as when a new round clears every seat's ready flag)
     are written by one UPDATE."""
@@ -164,10 +170,10 @@ def save_changed_together(changes: Sequence[tuple[Model, dict[str, Any]]], *, us
             key = tuple((field.attname, getattr(instance, field.attname)) for field in fields)
             alike.setdefault(key, [fields, []])[1].append(instance.pk)
     for key, (fields, pks) in alike.items():
-        _update(changes[0][0]._meta, fields, [value for _name, value in key], pks, using)
+        _update(changes[0][0]._meta, fields, [value for _name, value in key], pks, using, batch)
 
 
-def _update(meta, fields: list, values: list, pks: list, using: str) -> None:
+def _update(meta, fields: list, values: list, pks: list, using: str, batch: "Batch | None") -> None:
     connection = connections[using]
     quote = connection.ops.quote_name
 
@@ -183,18 +189,24 @@ def _update(meta, fields: list, values: list, pks: list, using: str) -> None:
     key = (connection.vendor, "update", meta.label, len(pks), *(field.attname for field in fields))
     sql = _statement(key, build)
     params = [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *pks])
+    _write(sql, [*params, *pks], using, batch)
 
 
 def insert(
-    model: type[Model], instances: Sequence[Model], *, ids: bool = False, using: str = "default"
+    model: type[Model],
+    instances: Sequence[Model],
+    *,
+    ids: bool = False,
+    batch: "Batch | None" = None,
+    using: str = "default",
 ) -> None:
     """INSERT new rows in one statement, as `bulk_create` does without compiling it each time; with `ids`
-    the new rows' ids are read back (RETURNING) and set on the instances, else they stay unset. Field
-    defaults apply as the model's constructor set them."""
+    the new rows' ids are read back (RETURNING) and set on the instances, else they stay unset (and with
+    `batch` the INSERT waits there). Field defaults apply as the model's constructor set them."""
     if not instances:
         return
+    if ids and batch is not None:
+        raise ValueError("a batched INSERT cannot read its ids back")
     meta = model._meta
     fields = [field for field in meta.concrete_fields if not field.primary_key]
     connection = connections[using]
@@ -213,6 +225,9 @@ def insert(
         for instance in instances
         for field in fields
     ]
+    if not ids:
+        _write(sql, params, using, batch)
+        return
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         if ids:
@@ -220,6 +235,44 @@ def insert(
             for instance, (pk,) in zip(instances, cursor.fetchall(), strict=True):
                 instance.pk = pk
                 instance._state.adding, instance._state.db = False, using
+
+
+class Batch:
+    """Writes of one transaction gathered to be sent together by `flush`: to PostgreSQL, whose cursors bind
+    parameters on the client (Django's default), in one round trip, the statements joined by semicolons (one
+    database wakeup and one reply instead of one each); to other databases, or with server-side binding, one
+    by one. A failing statement fails the flush, and the transaction with it, as it would alone."""
+
+    def __init__(self, *, using: str = "default") -> None:
+        self.using = using
+        self._statements: list[tuple[str, list]] = []
+
+    def add(self, sql: str, params: list) -> None:
+        self._statements.append((sql, params))
+
+    def flush(self) -> None:
+        statements, self._statements = self._statements, []
+        if not statements:
+            return
+        connection = connections[self.using]
+        together = connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get(
+            "server_side_binding"
+        )
+        with connection.cursor() as cursor:
+            if together and len(statements) > 1:
+                params = [param for _sql, params in statements for param in params]
+                cursor.execute("; ".join(sql for sql, _params in statements), params)
+            else:
+                for sql, params in statements:
+                    cursor.execute(sql, params)
+
+
+def _write(sql: str, params: list, using: str, batch: Batch | None) -> None:
+    if batch is not None:
+        batch.add(sql, params)
+        return
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def execute(

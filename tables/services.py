@@ -32,6 +32,7 @@ from django.utils import timezone
 from accounts import services as wallet
 from accounts.models import LedgerEntry
 from blackjack_site.prepared import (
+    Batch,
     Prepared,
     cache_relation,
     field_names,
@@ -610,8 +611,9 @@ class _Change:
     def set_deadline(self, seconds: int | None) -> None:
         self.table.deadline = None if seconds is None else self.now + timedelta(seconds=seconds)
 
-    def save_round(self) -> None:
-        """Write the round and its engine state (before another round replaces it, and at the end)."""
+    def save_round(self, batch: Batch | None = None) -> None:
+        """Write the round and its engine state (before another round replaces it, and at the end, in
+        `batch` with the change's other writes)."""
         rnd = self.round
         if rnd is None or rnd.pk == self._finished_round_id:
             return
@@ -622,19 +624,20 @@ class _Change:
             rnd.deadline = self.table.deadline
         rnd.version = self.table.version + 1
         if self._loaded_round is not None and self._loaded_round[0] is rnd:
-            save_changed(rnd, self._loaded_round[1])
+            save_changed(rnd, self._loaded_round[1], batch=batch)
         else:
             rnd.save()
 
     def finish(self) -> int:
         table = self.table
-        self.save_round()
+        writes = Batch()  # sent together: one round trip to PostgreSQL
+        self.save_round(writes)
         table.version += 1
         if table.phase != self._start_phase or table.current_round_id != self._start_round_id:
             table.window_version, table.window_actors = table.version, {}
         if self.actor is not None:
             table.window_actors[str(self.actor)] = table.version
-        save_changed(table, self._table_before)
+        save_changed(table, self._table_before, batch=writes)
         changed = []
         for number, seat in self.seats.items():
             before = self._seats_before.get(number)
@@ -642,8 +645,9 @@ class _Change:
                 seat.save()
             else:
                 changed.append((seat, before))
-        save_changed_together(changed)
-        insert(TableEvent, self._events)
+        save_changed_together(changed, batch=writes)
+        insert(TableEvent, self._events, batch=writes)
+        writes.flush()
         # Registered before the broadcast: the new version's shared part is kept before it is announced.
         viewmodel.keep_change_on_commit(table, self.round, self._events)
         broadcast.table_changed_on_commit(
