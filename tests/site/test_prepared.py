@@ -3,9 +3,11 @@
 import threading
 
 import pytest
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 
 from blackjack_site.prepared import (
+    Batch,
     Prepared,
     cache_relation,
     field_names,
@@ -165,3 +167,37 @@ def test_insert_writes_rows_in_one_statement_with_their_ids_when_asked(
         assert not any(event._state.adding for event in events)
     else:
         assert [event.pk for event in events] == [None, None, None]
+
+
+def check_a_batch(tables, django_assert_num_queries) -> None:
+    """Writes wait in a batch until it is flushed, then reach the database in one statement on PostgreSQL
+    and one by one elsewhere; a failing statement fails the flush and its transaction with it."""
+    table = Table.objects.get(pk=tables[0].pk)
+    before = snapshot(table)
+    table.name = "renamed"
+    batch = Batch()
+    with django_assert_num_queries(0):
+        save_changed(table, before, batch=batch)
+        insert(TableEvent, [TableEvent(table=table, kind=TableEvent.Kind.ROUND, text="batched")], batch=batch)
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
+        batch.flush()
+    assert Table.objects.get(pk=table.pk).name == "renamed"
+    assert TableEvent.objects.filter(table=table, text="batched").count() == 1
+
+    taken = Seat.objects.get(table=tables[1], number=3)
+    table.name = "never"
+    batch = Batch()
+    save_changed(table, snapshot(Table.objects.get(pk=table.pk)), batch=batch)
+    insert(Seat, [Seat(table=tables[1], number=3, user=taken.user)], batch=batch)  # seat 3 is taken
+    with pytest.raises(IntegrityError), transaction.atomic():
+        batch.flush()
+    assert Table.objects.get(pk=table.pk).name == "renamed"
+
+
+def test_a_batch_flushes_its_writes_together(tables, django_assert_num_queries):
+    check_a_batch(tables, django_assert_num_queries)
+
+
+@pytest.mark.postgres
+def test_a_batch_is_one_statement_on_postgresql(tables, django_assert_num_queries):
+    check_a_batch(tables, django_assert_num_queries)
