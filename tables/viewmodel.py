@@ -12,11 +12,12 @@ their number of rows, `blackjack_site.prepared`) is built once per table version
 (table id, version). A viewer told the version by a broadcast, holding a seat (so its balance is in the shared
 part) or watching anonymously, then gets its view without any query, in the consumer's event loop; anyone
 else reads one row first (the table's version and last chat line, which check the kept part, with the
-viewer's balance). With several processes, the one that made a change sends the version's shared part to the
-others with its announcement, and they keep it instead of reading it (`export_shared`, `adopt_shared`). A chat
-line makes a process forget its kept versions of that table. A row changed without
-bumping the version (a presence row that marks no seat, a staff edit in the admin) shows from the next
-version on.
+viewer's balance). The process that makes a change keeps the new version's shared part as the change commits,
+derived from the previous version's and what the change holds (`keep_change_on_commit`); with several
+processes, it sends that part to the others with its announcement, and they keep it instead of reading it
+(`export_shared`, `adopt_shared`). A chat line makes a process forget its kept versions of that table. A row
+changed without bumping the version (a presence row that marks no seat, a staff edit in the admin) shows from
+the next version on, derived ones included (a change reads its seats, players, presence, balances and preset).
 """
 
 import json
