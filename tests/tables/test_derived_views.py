@@ -220,3 +220,17 @@ def test_a_chat_line_heard_of_while_the_change_runs_keeps_its_part_out(table, al
         # Another process's chat line is announced here before this change commits.
         viewmodel.forget_table_views(table.pk, chat_id=10**9)
     assert viewmodel.cached_viewer_view(table_id=table.pk, user=alice, version=version) is None
+
+
+def test_a_part_adopted_from_another_process_is_derived_from_too(table, alice, bob, act):
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    version = Table.objects.get(pk=table.pk).version
+    viewmodel.viewer_view(table_id=table.pk, user=alice)
+    shipped = viewmodel.export_shared(table.pk, version)
+    viewmodel.forget_shared_views()  # as another process, told of the version with its shared part
+    assert viewmodel.adopt_shared(table.pk, version, shipped)
+    version = act(table, alice, "bet", amount=10)
+    derived = viewmodel._shared_views.get((table.pk, version))
+    assert derived is not None
+    assert_same_as_read(derived)
