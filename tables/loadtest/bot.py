@@ -39,6 +39,8 @@ CONNECT_TIMEOUT = 10.0
 #: The server's per-connection limit: at most this many frames in any second (`tables.consumers.FloodGuard`).
 RATE_LIMIT = 20
 RATE_WINDOW = 1.05  # seconds, with a margin for the two clocks
+#: Refusals after which the action was not applied and no newer state follows: the bot sends it again.
+RETRIED = ("rate_limited", "unavailable")
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 3.0)
 
 
@@ -193,6 +195,7 @@ class Bot:
         self.state: dict[str, Any] | None = None
         self.in_flight: InFlight | None = None
         self.acted_at = -1  # the newest version this bot has acted on
+        self.resume_at = 0.0  # after a refusal that applied nothing, no action before this moment
         self.left = False
 
     @property
@@ -245,6 +248,8 @@ class Bot:
             timeout = 1.0 if self.stopping.is_set() or not self.playing.is_set() else self.idle_timeout
             if self.think_until is not None and (pause := self.think_until - time.monotonic()) > 0:
                 timeout = min(timeout, pause)
+            if (pause := self.resume_at - time.monotonic()) > 0:
+                timeout = min(timeout, pause)
             try:
                 text = await asyncio.wait_for(socket.recv(), timeout)
             except TimeoutError:
@@ -268,6 +273,11 @@ class Bot:
             self.recorder.error(code, action=None if self.in_flight is None else self.in_flight.action)
             if self.in_flight is not None:
                 self.shared.withdraw(self.in_flight.version, self.seat)
+                if code in RETRIED:
+                    # Nothing was applied and no newer state will follow: act on this version again, after
+                    # a second (the server counts every frame, the ones it refuses too).
+                    self.acted_at = min(self.acted_at, self.in_flight.version - 1)
+                    self.resume_at = now + RATE_WINDOW
                 self.in_flight = None
             # After a lost race the fresh state follows (a newer version): the bot acts again on that one.
             return
@@ -296,6 +306,8 @@ class Bot:
     async def _maybe_act(self) -> None:
         state = self.state
         if state is None or self.in_flight is not None or state["v"] <= self.acted_at:
+            return
+        if time.monotonic() < self.resume_at:
             return
         if self._paced():
             if self._decide(state, ordered=False) is None:  # nothing to think about (any more)

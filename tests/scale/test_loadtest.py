@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 
 from tables.engine.rules import PRESETS
 from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import Bot, InFlight, TableLedger, ThinkTime, next_action
+from tables.loadtest.bot import RATE_WINDOW, Bot, InFlight, TableLedger, ThinkTime, next_action
 from tables.loadtest.fixtures import LoopbackOnly, check_loopback
 from tables.loadtest.stats import Recorder, percentiles
 
@@ -368,3 +368,25 @@ def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, c
     assert result["unexpected_errors"] == 0, result["errors"]
     assert result["audit"]["ok"], result["audit"]
     assert result["audit"]["sum_of_balances"] == 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("code", ["rate_limited", "unavailable"])
+async def test_a_refused_action_that_applied_nothing_is_sent_again_after_a_pause(code):
+    """No newer state follows such a refusal: a bot waiting for one would stall its table for good."""
+    hit = playing_state(["Th", "6c"], "Td", v=7)  # 16 v 10: hit
+    socket = FakeSocket(hit)
+    sent, bot, _ = await serve_until_sent(socket, think=None)
+    assert [frame for _, frame in sent] == [{"action": "hit", "seat": 1, "hand": 0, "v": 7}]
+    refused_at = time.monotonic()
+    socket.got.clear()
+    socket.incoming.put_nowait(json.dumps({"type": "error", "code": code, "message": "?"}))
+    task = asyncio.create_task(bot._serve([float("inf")]))
+    try:
+        await asyncio.wait_for(socket.got.wait(), 5)
+    finally:
+        task.cancel()
+    (_, first), (again_at, again) = sent
+    assert again == first
+    assert again_at - refused_at >= RATE_WINDOW - 0.01
+    assert bot.recorder.summary()["errors"] == {code: 1}
