@@ -230,11 +230,10 @@ def insert(
         return
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        if ids:
-            # One row back per row inserted, in the order of the VALUES (as `bulk_create` relies on too).
-            for instance, (pk,) in zip(instances, cursor.fetchall(), strict=True):
-                instance.pk = pk
-                instance._state.adding, instance._state.db = False, using
+        # One row back per row inserted, in the order of the VALUES (as `bulk_create` relies on too).
+        for instance, (pk,) in zip(instances, cursor.fetchall(), strict=True):
+            instance.pk = pk
+            instance._state.adding, instance._state.db = False, using
 
 
 class Batch:
