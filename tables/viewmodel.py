@@ -420,7 +420,8 @@ def keep_change_on_commit(table: Table, round_: Round | None, events: list[Table
     if not Round.shoe.is_cached(round_):
         return
     cache_relation(table, "current_round", round_)
-    shown = [*previous.view_table["events"], *map(_event_entry, events)][-EVENTS_SHOWN:]
+    added = [_event_entry(event.created_at, event.text, event.kind) for event in events]
+    shown = [*previous.view_table["events"], *added][-EVENTS_SHOWN:]
     shared = _assemble(table, round_, _seat_rows(table.pk), shown, previous.view_table["chat"])
     transaction.on_commit(lambda: _keep(shared, unless_chat_missing=True))
 
@@ -669,11 +670,12 @@ def _shoe(table: Table, round_: Round | None) -> dict[str, Any] | None:
 
 def _events(table: Table) -> list[dict[str, Any]]:
     rows = _EVENTS.rows(table.pk)
-    return [{"at": _iso(at), "text": text, "kind": kind} for at, text, kind in reversed(rows)]
+    return [_event_entry(at, text, kind) for at, text, kind in reversed(rows)]
 
 
-def _event_entry(event: TableEvent) -> dict[str, Any]:
-    return {"at": _iso(event.created_at), "text": event.text, "kind": str(event.kind)}
+def _event_entry(at, text: str, kind: str) -> dict[str, Any]:
+    """One line of the view's `events` list, from a row read or an event a change has just written."""
+    return {"at": _iso(at), "text": text, "kind": str(kind)}
 
 
 def recent_chat(*, table_id: int) -> list[dict[str, Any]]:
