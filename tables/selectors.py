@@ -46,7 +46,7 @@ def replay_round(*, round_id: int) -> RoundState:
     rnd = Round.objects.select_related("shoe").get(pk=round_id)
     return engine.replay(
         RuleSet.from_dict(rnd.rules),
-        services._shoe_order(rnd.shoe),
+        services.round_order(rnd.shoe, rnd.start_position),
         rnd.start_position,
         rnd.seats,
         rnd.min_bet,

@@ -48,7 +48,14 @@ from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.engine.rules import RuleSet
-from tables.engine.shoe import combine_client_seeds, cut_card_index, new_server_seed, seed_hash, shuffled_shoe
+from tables.engine.shoe import (
+    combine_client_seeds,
+    cut_card_index,
+    dealing_order,
+    new_server_seed,
+    seed_hash,
+    shuffled_shoe,
+)
 from tables.history import recording as history
 from tables.models import (
     CHAT_MAX_LENGTH,
@@ -825,7 +832,7 @@ def _open_round(change: _Change) -> None:
     last = Round.objects.filter(table=table).aggregate(last=Max("number"))["last"] or 0
     state = engine.new_round(
         rules=rules,
-        shoe=_shoe_order(shoe),
+        shoe=round_order(shoe, shoe.position),
         position=shoe.position,
         seats=numbers,
         min_bet=table.min_bet,
@@ -941,6 +948,20 @@ def _order_of(server_seed: str, client_seed: str, decks: int, nonce: int) -> tup
     return tuple(shuffled_shoe(server_seed=server_seed, client_seed=client_seed, decks=decks, nonce=nonce))
 
 
+def round_order(shoe: Shoe, start: int) -> tuple[str, ...]:
+    """The cards a round beginning at card `start` of `shoe` is dealt from: the shoe's order, then the
+    discards reshuffled should the round run out (`tables.engine.shoe`, step 7). Server-side only, like the
+    order."""
+    return _round_order_of(tuple(_shoe_order(shoe)), start, shoe.server_seed, shoe.client_seed, shoe.nonce)
+
+
+@lru_cache(maxsize=512)
+def _round_order_of(
+    order: tuple[str, ...], start: int, server_seed: str, client_seed: str, nonce: int
+) -> tuple[str, ...]:
+    return dealing_order(order, start, server_seed=server_seed, client_seed=client_seed, nonce=nonce)
+
+
 def _dump_state(state: RoundState) -> dict[str, Any]:
     data = state.to_dict()
     del data["shoe"]  # the card order stays out of the database; it follows from the shoe's seeds
@@ -951,7 +972,7 @@ def _load_state(rnd: Round) -> RoundState:
     try:
         if not isinstance(rnd.state, dict):
             raise TypeError("the stored state is not an object")
-        data = dict(rnd.state, shoe="".join(_shoe_order(rnd.shoe)))
+        data = dict(rnd.state, shoe="".join(round_order(rnd.shoe, rnd.start_position)))
         state = RoundState.from_dict(data)
         if state.phase not in (Phase.BETTING, Phase.INSURANCE, Phase.PLAYING, Phase.SETTLED):
             raise ValueError(f"unknown phase {state.phase!r}")
@@ -1202,7 +1223,8 @@ def _settle(change: _Change) -> None:
     history.record_round(round=rnd, state=state)
     shoe = rnd.shoe
     shoe.position = state.position
-    if shoe.cut_index is None or shoe.position >= shoe.cut_index:
+    shoe_cards = len(state.shoe) - state.start_position  # the rest of `state.shoe` is the reshuffled discards
+    if shoe.cut_index is None or shoe.position >= min(shoe.cut_index, shoe_cards):
         _retire_shoe(change, shoe)
     else:
         shoe.save(update_fields=["position"])

@@ -5,6 +5,8 @@
 //              each 32-byte block read as eight big-endian unsigned 32-bit integers
 //   shuffle  = Fisher-Yates from the last card down, j uniform in 0..i by rejection (x < 2^32 - 2^32 mod (i+1))
 //   order    = decks x (ranks A23456789TJQK, each in suits s h d c), before shuffling
+//   run out  = a round starting at card S that needs more cards than the shoe has goes on with cards 0..S-1,
+//              shuffled the same way with the messages "<client_seed>:<nonce>:discards:<S>:<counter>"
 (function () {
   "use strict";
   const RANKS = "A23456789TJQK";
@@ -34,17 +36,18 @@
     return bytesToHex(await crypto.subtle.digest("SHA-256", hexToBytes(serverSeed)));
   }
 
-  async function shuffledShoe(serverSeed, clientSeed, decks, nonce) {
-    const key = await crypto.subtle.importKey(
-      "raw", hexToBytes(serverSeed), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]
-    );
+  async function hmacKey(serverSeed) {
+    return crypto.subtle.importKey("raw", hexToBytes(serverSeed), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  }
+
+  // Shuffles `cards` in place with the stream of messages "<label>:<counter>".
+  async function shuffle(key, label, cards) {
     let counter = 0;
     let block = null;
     let offset = 32;
     async function next() {
       if (offset === 32) {
-        const message = encoder.encode(clientSeed + ":" + nonce + ":" + counter);
-        block = new DataView(await crypto.subtle.sign("HMAC", key, message));
+        block = new DataView(await crypto.subtle.sign("HMAC", key, encoder.encode(label + ":" + counter)));
         counter += 1;
         offset = 0;
       }
@@ -52,7 +55,6 @@
       offset += 4;
       return value;
     }
-    const cards = newDeckOrder(decks);
     const span = 2 ** 32;
     for (let i = cards.length - 1; i > 0; i--) {
       const m = i + 1;
@@ -69,14 +71,21 @@
 
   async function verify(params) {
     const hash = await seedHash(params.serverSeed);
-    const order = await shuffledShoe(params.serverSeed, params.clientSeed, params.decks, params.nonce);
-    const expected = order.slice(params.start, params.start + params.dealt.length);
+    const key = await hmacKey(params.serverSeed);
+    const order = await shuffle(key, params.clientSeed + ":" + params.nonce, newDeckOrder(params.decks));
+    let cards = order;
+    if (params.start > 0 && params.start + params.dealt.length > order.length) {
+      // The round ran out of cards: the discards (the shoe before the round's first card) were reshuffled.
+      const label = params.clientSeed + ":" + params.nonce + ":discards:" + params.start;
+      cards = order.concat(await shuffle(key, label, order.slice(0, params.start)));
+    }
+    const expected = cards.slice(params.start, params.start + params.dealt.length);
     let mismatch = -1;
     for (let i = 0; i < params.dealt.length; i++) {
       if (params.dealt[i] !== expected[i]) { mismatch = i; break; }
     }
     return { hashOk: hash === params.seedHash, hash: hash, cardsOk: mismatch === -1, mismatch: mismatch,
-      expected: expected, dealt: params.dealt, order: order, params: params };
+      expected: expected, dealt: params.dealt, order: order, reshuffled: cards !== order, params: params };
   }
 
   function line(text, ok) {
@@ -101,7 +110,8 @@
       output.append(line("The shoe, " + result.order.length + " cards in dealing order: " + result.order.join(" ")));
     } else if (result.cardsOk) {
       output.append(line("All " + result.dealt.length + " cards of the round are the shoe's cards, in order: " +
-        result.expected.join(" ") + ".", true));
+        result.expected.join(" ") + (result.reshuffled ? " (the shoe ran out: its discards were reshuffled)." :
+          "."), true));
     } else {
       pass = false;
       output.append(line("Card " + (result.mismatch + 1) + " of the round is " + result.dealt[result.mismatch] +

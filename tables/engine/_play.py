@@ -31,6 +31,7 @@ class Tally(_Sums):
 
     rounds: int = 0
     voided_rounds: int = 0
+    ran_out_rounds: int = 0  # rounds that went on with the shoe's discards reshuffled
     shoes: int = 0
     hands: int = 0  # initial hands: rounds times seats
     net: int = 0  # chips won by the players (negative: the house won)
@@ -63,7 +64,8 @@ def chunk_seed(seed: str, index: int) -> str:
 def play_chunk(strategy: Strategy, seed: str, index: int, rounds: int, seats: int) -> Tally:
     """Play `rounds` rounds, dealing each shoe down to its cut card (penetration 0: a fresh shoe per round).
 
-    A round that runs out of cards (many seats on a small shoe) is voided and the next one starts a new shoe.
+    A round that runs out of cards (many seats on a small shoe) goes on with the discards reshuffled, as at
+    the tables (`shoe.dealing_order`); only one that uses up a whole fresh shoe is voided.
     """
     rules = strategy.rules
     server_seed = chunk_seed(seed, index)
@@ -81,11 +83,18 @@ def play_chunk(strategy: Strategy, seed: str, index: int, rounds: int, seats: in
         try:
             state = play_round(strategy, cards, position, numbers)
         except EngineError as error:
-            if error.code != "shoe_exhausted" or fresh:
+            if error.code != "shoe_exhausted":
                 raise
-            tally.voided_rounds += 1
-            fresh = True
-            continue
+            if position == 0:
+                tally.voided_rounds += 1
+                fresh = True
+                continue
+            # The same round again on the same cards, now followed by the reshuffled discards.
+            dealt = shoe_module.dealing_order(
+                cards, position, server_seed=server_seed, client_seed=CLIENT_SEED, nonce=tally.shoes - 1
+            )
+            state = play_round(strategy, dealt, position, numbers)
+            tally.ran_out_rounds += 1
         fresh = False
         position = state.position
         _count(tally, state)

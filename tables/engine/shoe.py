@@ -23,12 +23,21 @@ nonce, with nothing but SHA-256 and HMAC-SHA256. The exact algorithm:
 The cut card: `cut_card_index(decks, penetration)` = floor(52 * decks * penetration) is the index of the first
 card not to be dealt in a new round; once a round ends at or past it, the shoe is retired and its seed
 revealed. Penetration 0 means a fresh shoe every round.
+
+7. Running out (`dealing_order`): a round that needs a card after the shoe's last goes on, as a dealer's
+   would, with the discards. A round whose first card is card `start` (0-based) of the shoe has cards
+   0 .. start - 1 as discards (the cards of the shoe's earlier rounds; this round's cards stay on the table).
+   They are taken in shoe order and shuffled by steps 5 and 6 with the stream of step 4 for the message
+   f"{client_seed}:{nonce}:discards:{start}:{counter}", and dealt in that order after the shoe's last card:
+   the round's card at shoe position 52 * decks + k is card k of the shuffled discards. A round that began
+   with a fresh shoe (start 0) has no discards; should it ever use up a whole shoe, it is voided and refunded.
 """
 
 import hashlib
 import hmac
 import math
 import secrets
+from collections.abc import Sequence
 
 from .cards import new_deck_order
 from .errors import EngineError
@@ -60,11 +69,12 @@ def combine_client_seeds(seeds: list[str]) -> str:
     return hashlib.sha256(":".join(digests).encode("ascii")).hexdigest()
 
 
-def _stream(key: bytes, client_seed: str):
-    """Yields the 32-bit unsigned integers of the HMAC-SHA256 stream (see the module docstring, step 4)."""
+def _stream(key: bytes, label: str):
+    """Yields the 32-bit unsigned integers of the HMAC-SHA256 stream for the messages f"{label}:{counter}"
+    (see the module docstring, step 4)."""
     counter = 0
     while True:
-        block = hmac.digest(key, f"{client_seed}:{counter}".encode(), "sha256")
+        block = hmac.digest(key, f"{label}:{counter}".encode(), "sha256")
         for offset in range(0, 32, 4):
             yield int.from_bytes(block[offset : offset + 4], "big")
         counter += 1
@@ -80,7 +90,28 @@ def shuffled_shoe(*, server_seed: str, client_seed: str, decks: int, nonce: int 
     if type(nonce) is not int or nonce < 0:
         raise EngineError("bad_message", "the nonce must be a whole number, 0 or more")
     cards = new_deck_order(decks)
-    stream = _stream(key, f"{client_seed}:{nonce}")
+    _shuffle(cards, _stream(key, f"{client_seed}:{nonce}"))
+    return cards
+
+
+def dealing_order(
+    order: Sequence[str], start: int, *, server_seed: str, client_seed: str, nonce: int = 0
+) -> tuple[str, ...]:
+    """The cards a round beginning at shoe position `start` is dealt from: the whole shoe `order`, then the
+    discards (the cards before `start`) shuffled as the module docstring's step 7 says."""
+    if type(start) is not int or not 0 <= start <= len(order):
+        raise EngineError("bad_message", f"a round starts at a card of the shoe (0 to {len(order)})")
+    if type(nonce) is not int or nonce < 0:
+        raise EngineError("bad_message", "the nonce must be a whole number, 0 or more")
+    if not isinstance(client_seed, str):
+        raise EngineError("bad_message", "the client seed must be text")
+    discards = list(order[:start])
+    _shuffle(discards, _stream(seed_bytes(server_seed), f"{client_seed}:{nonce}:discards:{start}"))
+    return (*order, *discards)
+
+
+def _shuffle(cards: list[str], stream) -> None:
+    """Fisher-Yates with rejection sampling (module docstring, steps 5 and 6), in place."""
     span = 1 << 32
     for i in range(len(cards) - 1, 0, -1):
         m = i + 1
@@ -90,7 +121,6 @@ def shuffled_shoe(*, server_seed: str, client_seed: str, decks: int, nonce: int 
             x = next(stream)
         j = x % m
         cards[i], cards[j] = cards[j], cards[i]
-    return cards
 
 
 def cut_card_index(decks: int, penetration: float) -> int | None:

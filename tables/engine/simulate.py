@@ -10,8 +10,9 @@ says so. A shoe is reshuffled at the cut card (`rules.penetration`; 0 deals ever
 
 Determinism: the rounds are cut into chunks of `CHUNK_ROUNDS`, each with its own shoes (`_play`). Every figure
 is summed over chunks in integers, so the same seed gives the same figures whatever the number of processes.
-A round that runs out of cards (possible only with many seats on a small shoe) is voided, not counted, and the
-next round starts a fresh shoe; `voided_rounds` reports how many.
+A round that runs out of cards (many seats on a small shoe) goes on with the shoe's discards reshuffled, as at
+the live tables; one that would use up a whole fresh shoe (or, in `compare`, the rest of its slot's shoe) is
+voided, not counted; `ran_out_rounds` and `voided_rounds` report how many.
 
 House edge: the players' net loss as a percentage of the initial bets (positive favours the house). Its
 standard error comes from the per-round results (the seats of one round are summed first: they are
@@ -128,6 +129,7 @@ def summary(rules: RuleSet, tally: Tally, seats: int, elapsed: float) -> dict[st
         "surrender_rate": tally.surrenders / tally.hands,
         "wagered_per_initial_bet": tally.wagered / (tally.hands * BET),
         "shoes": tally.shoes,
+        "ran_out_rounds": tally.ran_out_rounds,
         "voided_rounds": tally.voided_rounds,
         "seconds": elapsed,
     }
@@ -237,7 +239,8 @@ def _readable(result: dict[str, Any]) -> str:
         [
             f"Rules:          {result['rules_summary']}",
             f"Rounds:         {result['rounds']:,} ({seats} seat{'s' if seats > 1 else ''}, "
-            f"{result['shoes']:,} shoes, {result['voided_rounds']} voided)",
+            f"{result['shoes']:,} shoes, {result['ran_out_rounds']} dealt on from reshuffled discards, "
+            f"{result['voided_rounds']} voided)",
             f"House edge:     {result['house_edge']:+.3f}% ± {result['stderr']:.3f}% (one standard error)",
             f"Computed edge:  {result['computed_house_edge']:+.3f}% (strategy model, no simulation)",
             f"Naturals:       {100 * result['natural_rate']:.3f}% of hands",

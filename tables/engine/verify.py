@@ -2,8 +2,11 @@
 
     python -m tables.engine.verify --server-seed HEX --client-seed TEXT --decks N [--nonce K] [--json]
     python -m tables.engine.verify --server-seed HEX --player-seed A --player-seed B ... --decks N
+    python -m tables.engine.verify ... --round-start S   (a round that began at card S and ran out of cards)
 
 Compare the hash with the one the table published before the shoe was dealt, and the cards with those dealt.
+With `--round-start S` the order printed goes on after the shoe's last card with the discards (cards before S)
+reshuffled, as a round that began at card S and ran out was dealt (`tables.engine.shoe`, step 7).
 `--player-seed` (repeatable) builds the client seed from the players' seeds as the table does. Invalid input
 prints a message and exits with status 2. The algorithm is described in `tables.engine.shoe`.
 """
@@ -13,7 +16,7 @@ import json
 import sys
 
 from .errors import EngineError
-from .shoe import combine_client_seeds, seed_hash, shuffled_shoe
+from .shoe import combine_client_seeds, dealing_order, seed_hash, shuffled_shoe
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,6 +33,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--decks", type=int, required=True, help="number of decks in the shoe (1-8)")
     parser.add_argument("--nonce", type=int, default=0, help="the shoe's nonce (default 0)")
+    parser.add_argument(
+        "--round-start",
+        type=int,
+        help="the first card (0-based) of a round that ran out of cards: add the reshuffled discards it used",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     return parser
 
@@ -43,6 +51,16 @@ def main(argv: list[str] | None = None) -> int:
         cards = shuffled_shoe(
             server_seed=args.server_seed, client_seed=client_seed, decks=args.decks, nonce=args.nonce
         )
+        if args.round_start is not None:
+            cards = list(
+                dealing_order(
+                    cards,
+                    args.round_start,
+                    server_seed=args.server_seed,
+                    client_seed=client_seed,
+                    nonce=args.nonce,
+                )
+            )
     except EngineError as exc:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {exc.message}", file=sys.stderr)
@@ -53,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             "client_seed": client_seed,
             "decks": args.decks,
             "nonce": args.nonce,
+            "round_start": args.round_start,
             "cards": cards,
         }
         print(json.dumps(report))

@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from tables.engine.errors import EngineError
-from tables.engine.shoe import seed_hash, shuffled_shoe
+from tables.engine.shoe import dealing_order, seed_hash, shuffled_shoe
 
 
 @dataclass
@@ -25,14 +25,16 @@ class FairnessCheck:
         return self.hash_ok and self.cards_ok
 
 
-def verify_command(shoe) -> str | None:
-    """The equivalent command line for a retired shoe (None while it is in play)."""
+def verify_command(shoe, *, ran_out_from: int | None = None) -> str | None:
+    """The equivalent command line for a retired shoe (None while it is in play); `ran_out_from` is the first
+    card of a round that ran out of cards, whose order goes on with the reshuffled discards."""
     if shoe.revealed_seed is None:
         return None
-    return (
+    command = (
         f"python -m tables.engine.verify --server-seed {shoe.revealed_seed} "
         f"--client-seed {shlex.quote(shoe.client_seed)} --decks {shoe.decks} --nonce {shoe.nonce}"
     )
+    return command if ran_out_from is None else f"{command} --round-start {ran_out_from}"
 
 
 def check_dealt(*, shoe, start_position: int, dealt: list[str]) -> FairnessCheck:
@@ -42,8 +44,12 @@ def check_dealt(*, shoe, start_position: int, dealt: list[str]) -> FairnessCheck
         return FairnessCheck(False, False, None, "The shoe is still in play: its seed is not revealed yet.")
     try:
         hash_ok = seed_hash(seed) == shoe.seed_hash
-        order = shuffled_shoe(
-            server_seed=seed, client_seed=shoe.client_seed, decks=shoe.decks, nonce=shoe.nonce
+        order = dealing_order(
+            shuffled_shoe(server_seed=seed, client_seed=shoe.client_seed, decks=shoe.decks, nonce=shoe.nonce),
+            start_position,
+            server_seed=seed,
+            client_seed=shoe.client_seed,
+            nonce=shoe.nonce,
         )
     except EngineError as exc:
         return FairnessCheck(False, False, None, exc.message)

@@ -37,7 +37,7 @@ from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import allowed_actions, apply_in_place, new_round
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import combine_client_seeds, cut_card_index, seed_hash, shuffled_shoe
+from tables.engine.shoe import combine_client_seeds, cut_card_index, dealing_order, seed_hash, shuffled_shoe
 from tables.engine.strategy import PLAYING_ACTIONS, basic_strategy
 from tables.history.bulk import COLUMNS, Ledger, Writer, next_id, reset_sequences
 from tables.history.coach import judge
@@ -240,21 +240,32 @@ class _Play:
                 self.ledger.move(player, grant, self.ledger.issuer, LedgerEntry.Kind.GRANT, at, "Daily grant")
         shoe = self._shoe(table, at, seated)
         try:
-            self._play(table, at, shoe, by_seat)
+            self._play(table, at, shoe, by_seat, shoe.order)
         except EngineError as exc:
-            if exc.code != "shoe_exhausted":
+            if exc.code != "shoe_exhausted" or shoe.row.position == 0:
                 raise
-            self._retire(table.pk, at)  # nothing of the round was written: deal it again from a fresh shoe
-            self._play(table, at, self._shoe(table, at, seated), by_seat)
+            # Nothing of the round was written: deal it again, going on with the reshuffled discards as the
+            # live tables do when a round runs out of cards.
+            row = shoe.row
+            order = dealing_order(
+                shoe.order,
+                row.position,
+                server_seed=row.server_seed,
+                client_seed=row.client_seed,
+                nonce=row.nonce,
+            )
+            self._play(table, at, shoe, by_seat, order)
 
-    def _play(self, table: Table, at, shoe: OpenShoe, by_seat: dict[int, Player]) -> None:
+    def _play(
+        self, table: Table, at, shoe: OpenShoe, by_seat: dict[int, Player], order: tuple[str, ...]
+    ) -> None:
         rules = self.rules[table.pk]
         strategy = basic_strategy(rules)
         rng = self.rng
         start = shoe.row.position
         state = new_round(
             rules=rules,
-            shoe=shoe.order,
+            shoe=order,
             position=start,
             seats=list(by_seat),
             min_bet=table.min_bet,
@@ -390,7 +401,7 @@ class _Play:
                 totals[0] += 1
                 totals[1] += row.hands
                 totals[2] += row.net
-        if shoe.row.cut_index is None or shoe.row.position >= shoe.row.cut_index:
+        if shoe.row.cut_index is None or shoe.row.position >= min(shoe.row.cut_index, len(shoe.order)):
             self._retire(table.pk, at)
 
     def flush_shoes(self) -> None:

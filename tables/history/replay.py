@@ -27,11 +27,12 @@ ACTION_WORDS = {
 }
 
 
-def shoe_order(shoe) -> list[str]:
-    """The card order of a `tables.models.Shoe`, as the live tables compute it (tests script it there)."""
+def round_order(rnd) -> tuple[str, ...]:
+    """The cards the round `rnd` (a `tables.models.Round`) was dealt from, as the live tables compute them:
+    its shoe's order, then the discards reshuffled (tests script the shoe in `services._shoe_order`)."""
     from tables import services
 
-    return services._shoe_order(shoe)
+    return services.round_order(rnd.shoe, rnd.start_position)
 
 
 def state_for_storage(state: RoundState) -> dict[str, Any]:
@@ -58,6 +59,13 @@ class Replay:
     start_position: int
     end_position: int
     matches_live: bool | None  # None: nothing stored to compare with
+    shoe_end: int  # the shoe's card count: positions from here on are its discards, reshuffled
+
+    @property
+    def discards_dealt(self) -> int:
+        """Cards the round took from the reshuffled discards after running out of the shoe (0 for most)."""
+        return max(0, self.end_position - self.shoe_end)
+
     error: str | None = None
 
     @property
@@ -68,11 +76,12 @@ class Replay:
 def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, order=None) -> Replay:
     """Replay `rnd` (a `tables.models.Round` with its shoe) through `actions` (its ActionLog rows in order).
 
-    `names` maps seat numbers to the names shown; `order` is the shoe's card order if the caller has it.
+    `names` maps seat numbers to the names shown; `order` is the round's card order (`round_order`) if the
+    caller has it.
     An action the engine refuses stops the replay there and is reported in `error`.
     """
     names = names or {}
-    order = shoe_order(rnd.shoe) if order is None else order
+    order = round_order(rnd) if order is None else order
     state = new_round(
         rules=RuleSet.from_dict(rnd.rules),
         shoe=order,
@@ -108,6 +117,8 @@ def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, ord
         start_position=rnd.start_position,
         end_position=state.position,
         matches_live=matches,
+        shoe_end=len(order)
+        - rnd.start_position,  # `order` ends with the (start_position) discards reshuffled
         error=error,
     )
 

@@ -101,7 +101,9 @@ def round_replay(request, round_id: int):
         "mistakes": mistakes,
         "shoe": shoe,
         "revealed": shoe.revealed_seed is not None,
-        "verify_command": verify_command(shoe),
+        "verify_command": verify_command(
+            shoe, ran_out_from=replay.start_position if replay and replay.discards_dealt else None
+        ),
     }
     return render(request, "history/replay.html", context)
 

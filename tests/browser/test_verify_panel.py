@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tables import services
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import shuffled_shoe
+from tables.engine.shoe import dealing_order, shuffled_shoe
 from tables.models import RulePreset, Table
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -96,3 +96,26 @@ def test_the_fairness_page_checks_seeds_typed_in(page, live_site):
     page.click("#verify-form button[type=submit]")
     expect(result).to_have_attribute("data-verdict", "fail", timeout=15_000)
     expect(result).to_contain_text("not the published hash")
+
+
+def test_the_fairness_page_follows_a_round_that_ran_out_into_the_reshuffled_discards(page, live_site):
+    seed = "ab" * 32
+    order = shuffled_shoe(server_seed=seed, client_seed="players", decks=1)
+    # A round from card 45 that took ten cards: the shoe's last seven, then three of its reshuffled discards.
+    dealt = list(dealing_order(order, 45, server_seed=seed, client_seed="players")[45:55])
+    page.goto("/fairness/")
+    page.fill("#vf-server-seed", seed)
+    page.fill("#vf-client-seed", "players")
+    page.fill("#vf-decks", "1")
+    page.fill("#vf-start", "45")
+    page.fill("#vf-dealt", " ".join(dealt))
+    page.click("#verify-form button[type=submit]")
+    result = page.locator("#verify-result")
+    expect(result).to_have_attribute("data-verdict", "pass", timeout=15_000)
+    expect(result).to_contain_text("the shoe ran out: its discards were reshuffled")
+    # The tenth card taken from anywhere but the browser's own reshuffle fails.
+    wrong = next(card for card in order if card != dealt[9])
+    page.fill("#vf-dealt", " ".join([*dealt[:9], wrong]))
+    page.click("#verify-form button[type=submit]")
+    expect(result).to_have_attribute("data-verdict", "fail", timeout=15_000)
+    expect(result).to_contain_text("Card 10 of the round is")

@@ -14,26 +14,33 @@ from tables.engine import (
     seed_hash,
     shuffled_shoe,
 )
+from tables.engine.shoe import dealing_order
 
 SEED = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 
 def reference_shuffle(server_seed: str, client_seed: str, decks: int, nonce: int) -> list[str]:
     """The algorithm exactly as the shoe module's docstring states it, written out separately."""
+    ranks, suits = "A23456789TJQK", "shdc"
+    cards = [rank + suit for _ in range(decks) for rank in ranks for suit in suits]
+    return reference_fisher_yates(server_seed, f"{client_seed}:{nonce}", cards)
+
+
+def reference_fisher_yates(server_seed: str, prefix: str, cards: list[str]) -> list[str]:
+    """Steps 4 to 6 of the docstring: the stream of messages f"{prefix}:{counter}" shuffles `cards`."""
     key = bytes.fromhex(server_seed)
     numbers = []
+    cards = list(cards)
 
     def next_number() -> int:
         if not numbers:
             counter = next_number.counter
             next_number.counter += 1
-            block = hmac.new(key, f"{client_seed}:{nonce}:{counter}".encode(), hashlib.sha256).digest()
+            block = hmac.new(key, f"{prefix}:{counter}".encode(), hashlib.sha256).digest()
             numbers.extend(int.from_bytes(block[k : k + 4], "big") for k in range(28, -1, -4))
         return numbers.pop()
 
     next_number.counter = 0
-    ranks, suits = "A23456789TJQK", "shdc"
-    cards = [rank + suit for _ in range(decks) for rank in ranks for suit in suits]
     for i in range(len(cards) - 1, 0, -1):
         m = i + 1
         limit = 2**32 - (2**32) % m
@@ -127,3 +134,49 @@ def test_no_cut_card_for_a_fresh_shoe_every_round():
     assert cut_card_index(6, 0) is None
     with pytest.raises(EngineError):
         cut_card_index(6, 0.2)
+
+
+@pytest.mark.parametrize(
+    ("client_seed", "decks", "nonce", "start"), [("alice", 1, 0, 40), ("", 6, 3, 250), ("x", 2, 1, 1)]
+)
+def test_a_round_that_runs_out_goes_on_with_the_discards_reshuffled(client_seed, decks, nonce, start):
+    order = shuffled_shoe(server_seed=SEED, client_seed=client_seed, decks=decks, nonce=nonce)
+    dealt = dealing_order(order, start, server_seed=SEED, client_seed=client_seed, nonce=nonce)
+    assert dealt[: len(order)] == tuple(order)  # the shoe itself is dealt as before
+    expected = reference_fisher_yates(SEED, f"{client_seed}:{nonce}:discards:{start}", order[:start])
+    assert dealt[len(order) :] == tuple(expected)
+    # Only the discards come back: the cards of the round itself stay on the table.
+    assert Counter(dealt[len(order) :]) == Counter(order[:start])
+
+
+def test_the_discards_shuffle_is_pinned_and_depends_on_the_round_start():
+    order = shuffled_shoe(server_seed=SEED, client_seed="pinned", decks=1)
+    after = dealing_order(order, 40, server_seed=SEED, client_seed="pinned")[52:]
+    assert after[:6] == ("Js", "2d", "5d", "9s", "Jd", "Kh")
+    other = dealing_order(order, 41, server_seed=SEED, client_seed="pinned")[52:]
+    assert other[:40] != after  # another start: another shuffle, not the same one with a card added
+
+
+def test_a_fresh_shoe_has_no_discards():
+    order = shuffled_shoe(server_seed=SEED, client_seed="a", decks=1)
+    assert dealing_order(order, 0, server_seed=SEED, client_seed="a") == tuple(order)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"start": -1},
+        {"start": 53},
+        {"start": True},
+        {"nonce": -1},
+        {"client_seed": None},
+        {"server_seed": "xy"},
+    ],
+)
+def test_bad_discard_arguments_are_refused(kwargs):
+    order = shuffled_shoe(server_seed=SEED, client_seed="a", decks=1)
+    arguments = {"start": 10, "server_seed": SEED, "client_seed": "a", "nonce": 0} | kwargs
+    start = arguments.pop("start")
+    with pytest.raises(EngineError) as caught:
+        dealing_order(order, start, **arguments)
+    assert caught.value.code == "bad_message"

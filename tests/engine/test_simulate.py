@@ -91,11 +91,12 @@ def test_penetration_zero_deals_a_fresh_shoe_every_round():
     assert deep["shoes"] < 15  # about 54 rounds per shoe
 
 
-def test_many_seats_on_one_deck_void_rounds_that_run_out():
+def test_many_seats_on_one_deck_deal_on_from_the_discards_when_the_shoe_runs_out():
     result = simulator.simulate(RuleSet(decks=1, penetration=0.9), 400, seed=1, seats=7)
     assert result["rounds"] == 400
     assert result["seats"] == 7
-    assert result["voided_rounds"] > 0
+    assert result["ran_out_rounds"] > 0
+    assert result["voided_rounds"] == 0
     assert 0.02 < result["natural_rate"] < 0.08
 
 

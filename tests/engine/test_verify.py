@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from tables.engine import combine_client_seeds, seed_hash, shuffled_shoe
+from tables.engine.shoe import dealing_order
 from tables.engine.verify import main
 
 SEED = "ab" * 32
@@ -71,3 +72,19 @@ def test_runs_as_a_module():
     finished = subprocess.run([*command, "--decks", "1"], capture_output=True, text=True, check=False)
     assert finished.returncode == 0
     assert finished.stdout.splitlines()[-1].split()[0] == "52"
+
+
+def test_round_start_adds_the_discards_a_round_that_ran_out_was_dealt(capsys):
+    argv = ["--server-seed", SEED, "--client-seed", "x", "--decks", "1", "--round-start", "45", "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    order = shuffled_shoe(server_seed=SEED, client_seed="x", decks=1)
+    assert report["round_start"] == 45
+    assert report["cards"] == list(dealing_order(order, 45, server_seed=SEED, client_seed="x"))
+    assert len(report["cards"]) == 52 + 45
+
+
+def test_a_round_start_outside_the_shoe_exits_2(capsys):
+    argv = ["--server-seed", SEED, "--client-seed", "x", "--decks", "1", "--round-start", "53"]
+    assert main(argv) == 2
+    assert "error:" in capsys.readouterr().err

@@ -7,12 +7,14 @@ from contextlib import redirect_stdout
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from tables.engine import verify
 from tables.engine.rules import PRESETS
+from tables.engine.shoe import dealing_order, new_server_seed, seed_hash, shuffled_shoe
 from tables.history.fairness import check_dealt, verify_command
 from tables.history.replay import replay_round
-from tables.models import ActionLog, Round
+from tables.models import ActionLog, Round, Shoe
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +96,43 @@ def test_no_command_while_the_shoe_is_in_play(retired_round):
     assert shoe.revealed_seed is None
     assert verify_command(shoe) is None
     assert not check_dealt(shoe=shoe, start_position=0, dealt=[]).ok
+
+
+@pytest.fixture
+def retired_shoe(make_table):
+    table = make_table("Single deck 6:5")
+    server_seed = new_server_seed()
+    return Shoe.objects.create(
+        table=table,
+        server_seed=server_seed,
+        seed_hash=seed_hash(server_seed),
+        client_seed="players",
+        decks=1,
+        cut_index=39,
+        position=53,
+        created_at=timezone.now(),
+        retired_at=timezone.now(),
+    )
+
+
+def test_a_round_that_ran_out_verifies_with_the_reshuffled_discards(retired_shoe):
+    shoe = retired_shoe
+    order = shuffled_shoe(server_seed=shoe.server_seed, client_seed=shoe.client_seed, decks=1)
+    # A round from card 38 that used 15 cards: the shoe's last 14, then the first of its reshuffled discards.
+    dealt = list(dealing_order(order, 38, server_seed=shoe.server_seed, client_seed=shoe.client_seed)[38:53])
+    assert dealt[:14] == order[38:]
+    check = check_dealt(shoe=shoe, start_position=38, dealt=dealt)
+    assert check.ok, check.message
+    # A 15th card taken from the top of the shoe again instead is caught.
+    assert order[0] != dealt[14] or order[1] != dealt[14]
+    wrong = next(card for card in order[:2] if card != dealt[14])
+    check = check_dealt(shoe=shoe, start_position=38, dealt=[*dealt[:14], wrong])
+    assert not check.cards_ok
+    assert check.first_mismatch == 14
+
+    command = verify_command(shoe, ran_out_from=38)
+    assert command.endswith(" --round-start 38")
+    output = io.StringIO()
+    with redirect_stdout(output):
+        assert verify.main([*command.split()[3:], "--json"]) == 0
+    assert json.loads(output.getvalue())["cards"][38:53] == dealt

@@ -8,6 +8,9 @@ from django.core.management import call_command
 from django.db.models import Count, Sum
 
 from accounts.audit import audit_ledger
+from tables import services
+from tables.engine.shoe import shuffled_shoe
+from tables.history import generate
 from tables.history.fairness import check_dealt
 from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
 from tables.history.replay import replay_round
@@ -95,3 +98,25 @@ def test_text_columns_hold_plain_text(generated):
         "decline",
         "even money",
     }
+
+
+def test_a_generated_round_that_runs_out_goes_on_with_the_discards_as_at_the_tables(monkeypatch):
+    # Shoes of 14 cards, so that rounds run out; the live tables' order is scripted to the same cards.
+    def short_shoe(*, server_seed, client_seed, decks, nonce=0):
+        return shuffled_shoe(server_seed=server_seed, client_seed=client_seed, decks=decks, nonce=nonce)[:14]
+
+    monkeypatch.setattr(generate, "shuffled_shoe", short_shoe)
+    monkeypatch.setattr(
+        services,
+        "_shoe_order",
+        lambda shoe: short_shoe(server_seed=shoe.server_seed, client_seed=shoe.client_seed, decks=shoe.decks),
+    )
+    call_command("generate_history", users=6, rounds=40, tables=1, days=1, seed=3, stdout=io.StringIO())
+    ran_out = 0
+    for rnd in Round.objects.select_related("shoe").order_by("id"):
+        replay = replay_round(rnd, list(ActionLog.objects.filter(round=rnd).order_by("seq")))
+        assert replay.matches_live is True, rnd.pk
+        assert rnd.start_position < 14  # a shoe that ran out is retired
+        ran_out += replay.discards_dealt > 0
+    assert ran_out > 0
+    assert audit_ledger().ok

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import LedgerEntry
-from tables.history.replay import replay_round, shoe_order, state_for_storage
+from tables.history.replay import replay_round, round_order, state_for_storage
 from tables.models import ActionLog, Round, Table
 from tests.tables.conftest import PASSWORD, deal_cards
 
@@ -44,8 +44,8 @@ def test_the_replay_equals_the_live_round(split_round):
 def test_each_step_deals_the_next_cards_of_the_shoe_and_no_others(split_round):
     replay = replay_of(split_round)
     rnd = Round.objects.select_related("shoe").get(pk=split_round.pk)
-    order = shoe_order(rnd.shoe)
-    assert replay.dealt == order[rnd.start_position : replay.end_position]
+    order = round_order(rnd)
+    assert replay.dealt == list(order[rnd.start_position : replay.end_position])
     assert [card for step in replay.steps for card in step.cards] == replay.dealt
     assert len(replay.steps) == ActionLog.objects.filter(round=rnd).count() + 1
     labels = [step.label for step in replay.steps]
@@ -101,7 +101,7 @@ def test_a_shoe_in_play_reveals_neither_its_seed_nor_undealt_cards(client, split
     assert rnd.shoe.server_seed not in page
     assert rnd.shoe.seed_hash in page
     assert "verify-panel" not in page
-    assert response.context["replay"].dealt == shoe_order(rnd.shoe)[rnd.start_position : rnd.shoe.position]
+    assert response.context["replay"].dealt == list(round_order(rnd)[rnd.start_position : rnd.shoe.position])
     shown = sum(len(step.cards) for step in response.context["replay"].steps)
     assert shown == rnd.shoe.position - rnd.start_position
 

@@ -2,10 +2,12 @@
 state cannot be loaded is voided and every stake refunded."""
 
 import pytest
+from django.urls import reverse
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
 from tables import selectors, services
+from tables.engine.shoe import dealing_order
 from tables.models import Phase, Round, Shoe, Table, TableEvent
 from tests.tables.conftest import deal_cards
 
@@ -94,10 +96,57 @@ def test_a_corrupt_round_found_by_the_clock_is_voided(mid_round, alice, bob, bal
     assert audit_ledger().ok
 
 
-def test_a_round_that_runs_out_of_cards_is_voided(make_table, alice, act, balance, monkeypatch):
+def test_a_round_that_runs_out_of_cards_goes_on_with_the_discards_reshuffled(
+    make_table, alice, act, balance, monkeypatch, client
+):
+    table = make_table("Single deck 6:5")
+    act(table, alice, "sit", seat=1)
+    # Ten cards: round 1 deals four (Alice T 7 stands, the dealer 9 8: a push); round 2 deals the other six
+    # and needs more.
+    first_round = ["Ts", "9s", "7h", "8h"]
+    monkeypatch.setattr(
+        services, "_shoe_order", lambda shoe: [*first_round, "2s", "5d", "3s", "Td", "2d", "4c"]
+    )
+    act(table, alice, "bet", amount=50)
+    act(table, alice, "stand")
+    act(table, alice, "ready")
+    t = fresh(table)
+    assert t.current_round.start_position == 4
+    act(table, alice, "bet", amount=50)  # 2 3 against the dealer's 5 (T in the hole)
+    act(table, alice, "hit")  # 7
+    act(table, alice, "hit")  # 11: the shoe's last card
+    act(table, alice, "hit")  # from the discards of round 1, reshuffled
+    t = fresh(table)
+    rnd = t.current_round
+    shoe = Shoe.objects.get(pk=rnd.shoe_id)
+    discards = dealing_order(
+        first_round, 4, server_seed=shoe.server_seed, client_seed=shoe.client_seed, nonce=shoe.nonce
+    )[4:]
+    assert sorted(discards) == sorted(first_round)
+    assert rnd.state["seats"][0]["hands"][0]["cards"] == ["2s", "3s", "2d", "4c", discards[0]]
+    if t.phase != Phase.SETTLED:  # 21 with the ten or the nine: the round plays itself out
+        act(table, alice, "stand")
+    rnd = Round.objects.get(pk=rnd.pk)
+    assert rnd.phase == Phase.SETTLED
+    assert not rnd.voided
+    # The dealer's 15 drew from the discards too, after Alice's card; then the shoe is done.
+    assert rnd.results["dealer"]["cards"] == ["5d", "Td", discards[1]]
+    shoe.refresh_from_db()
+    assert shoe.position == 12
+    assert shoe.retired_at is not None
+    assert balance(alice) == 10_000 + rnd.results["seats"][0]["net"]
+    assert selectors.replay_round(round_id=rnd.pk).to_dict() | {"shoe": ""} == dict(rnd.state, shoe="")
+    assert audit_ledger().ok
+    # The round's page gives the command that prints the cards it was dealt, discards included.
+    page = client.get(reverse("round_replay", args=[rnd.pk])).content.decode()
+    assert "--decks 1 --nonce 0 --round-start 4" in page
+    assert "the round went on with 2 cards from the earlier rounds' discards, reshuffled" in page
+
+
+def test_a_round_that_runs_out_of_a_fresh_shoe_is_voided(make_table, alice, act, balance, monkeypatch):
     table = make_table()
     act(table, alice, "sit", seat=1)
-    # A shoe of five cards cannot finish a round that draws more.
+    # A shoe of five cards cannot finish a round that draws more (and a fresh shoe has no discards).
     monkeypatch.setattr(services, "_shoe_order", lambda shoe: ["2s", "2h", "2d", "2c", "3s"])
     act(table, alice, "bet", amount=50)
     act(table, alice, "hit")  # 2 + 2 + 3: the last card
