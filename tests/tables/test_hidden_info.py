@@ -30,7 +30,7 @@ from django.db import connections
 
 from accounts.audit import audit_ledger
 from tables.engine.round import RoundState
-from tables.engine.shoe import shuffled_shoe
+from tables.engine.shoe import dealing_order, shuffled_shoe
 from tables.models import Shoe, Table, TableEvent
 from tables.templatetags.table_ui import card_face
 from tests.tables.wsclient import CommunicatorClient, assert_oob_fragment, session_cookie
@@ -77,9 +77,12 @@ def read_truth(table_id: int) -> Truth:
     if rnd is None or rnd.voided:
         return truth
     shoe = rnd.shoe
+    # The shoe's order (recomputed here, not by the code under test), then its reshuffled discards.
     order = shuffled_shoe(
         server_seed=shoe.server_seed, client_seed=shoe.client_seed, decks=shoe.decks, nonce=shoe.nonce
     )
+    seeds = {"server_seed": shoe.server_seed, "client_seed": shoe.client_seed, "nonce": shoe.nonce}
+    order = dealing_order(order, rnd.start_position, **seeds)
     state = RoundState.from_dict(dict(rnd.state, shoe="".join(order)))
     dealer = list(state.dealer_cards)
     hidden = not state.hole_revealed and len(dealer) > 1
