@@ -16,6 +16,12 @@ Redis restarts: the subscribing connection breaks; redis-py connects again (ever
 is away) and subscribes to the same channels. What was published meanwhile is lost, so once Redis confirms
 the subscriptions again every listener here is told to catch up (`REJOINED`).
 
+A link that goes silent instead (a firewall or NAT that forgets an idle connection, a network cut without a
+reset: no error ever arrives) is found by asking: after `QUIET_SECONDS` without a word from Redis the relay
+sends a PING on the subscribing connection, and if nothing at all comes back within `QUIET_SECONDS` more it
+drops that connection and goes on as after a restart (connect, subscribe, `REJOINED`). A publish waits at most
+`PUBLISH_SECONDS` for Redis's reply, then goes again once on a fresh connection.
+
 The registry is per event loop (a server has one; tests make several). Everything here runs on that loop.
 """
 
@@ -36,6 +42,11 @@ logger = logging.getLogger(__name__)
 
 #: How long the relay waits after a failed receive (Redis away) before it tries again.
 RETRY_SECONDS = 1.0
+#: Silence on the subscribing connection after which the relay pings Redis, and then the wait for any reply
+#: after which it takes the connection for dead.
+QUIET_SECONDS = 5.0
+#: The longest a publish waits for Redis's reply before it goes again on a fresh connection (once).
+PUBLISH_SECONDS = 5.0
 #: Handed to every listener of a process once its subscriptions are back after losing Redis: messages may
 #: have been lost meanwhile (a consumer's `fanout_rejoined` catches up).
 REJOINED = {"type": "fanout.rejoined"}
@@ -89,11 +100,14 @@ class RedisPubSub:
         # One retry, at once, on a fresh connection: a pooled connection that a restarted Redis closed
         # while it lay idle fails its next command (without it the first broadcasts after a restart fail).
         options.setdefault("retry", Retry(NoBackoff(), 1))
+        # Also bounds the subscribing connection's connects and commands; its reads have their own timeout.
+        options.setdefault("socket_timeout", PUBLISH_SECONDS)
         self.client = redis.asyncio.Redis.from_url(address, **options)
         self.prefix = f"blackjack:{self.client.connection_pool.connection_kwargs.get('db', 0)}:"
         self.pubsub = self.client.pubsub()
         self._subscribed = asyncio.Event()  # nothing to read before the first subscription
         self._reconnected = False
+        self._pinged_at: float | None = None  # when the relay asked Redis for a sign of life, unanswered
 
     @classmethod
     def for_layer(cls, layer, **extra) -> "RedisPubSub | None":
@@ -125,15 +139,29 @@ class RedisPubSub:
         """The next message published on a subscribed channel, as (group, data); None once Redis has confirmed
         the subscriptions again after the connection broke. Raises while Redis cannot be reached."""
         await self._subscribed.wait()
+        loop = asyncio.get_running_loop()
         while True:
-            message = await self.pubsub.get_message(timeout=None)
+            message = await self.pubsub.get_message(timeout=QUIET_SECONDS)
             if message is None:
+                await self._quiet(loop.time())
                 continue
+            self._pinged_at = None  # anything at all from Redis shows the connection alive
             if message["type"] == "message":
                 return message["channel"].decode()[len(self.prefix) :], message["data"]
             if message["type"] == "subscribe" and self._reconnected:
                 self._reconnected = False  # the resubscription is one command: all channels are back
                 return None
+
+    async def _quiet(self, now: float) -> None:
+        """Nothing came for `QUIET_SECONDS`: ping Redis, or, if the last ping went unanswered as long, drop
+        the subscribing connection (the next read connects and subscribes again) and raise ConnectionError."""
+        if self._pinged_at is None:
+            await self.pubsub.ping()  # answered on this connection, in turn with the messages
+            self._pinged_at = now
+        elif now - self._pinged_at >= QUIET_SECONDS:
+            self._pinged_at = None
+            await self.pubsub.connection.disconnect()
+            raise redis.ConnectionError(f"Redis did not answer a ping in {QUIET_SECONDS:g} s")
 
     async def close(self) -> None:
         await self.pubsub.aclose()

@@ -45,3 +45,48 @@ def _link(name: str) -> RedisPubSub:
     return RedisPubSub.for_layer(
         channel_layers.make_backend(DEFAULT_CHANNEL_LAYER), client_name=f"fanout-{name}"
     )
+
+
+class SilentProxy:
+    """A TCP relay to Redis whose connections can be made to go silent: after `silence()` the connections
+    open until then stay open but carry nothing either way, as behind a firewall that forgot them (no reset,
+    no error); connections opened later are relayed as usual."""
+
+    def __init__(self, host: str, port: int):
+        self.target = (host, port)
+        self.port: int | None = None
+        self._silenced_before = 0  # connections numbered below this carry nothing
+        self._opened = 0
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._writers: list[asyncio.StreamWriter] = []
+
+    async def __aenter__(self) -> "SilentProxy":
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self._server.close()
+        for task in self._tasks:
+            task.cancel()
+        for writer in self._writers:
+            writer.close()
+
+    def silence(self) -> None:
+        self._silenced_before = self._opened
+
+    async def _relay(self, client_reader, client_writer) -> None:
+        number = self._opened
+        self._opened += 1
+        server_reader, server_writer = await asyncio.open_connection(*self.target)
+        self._writers += [client_writer, server_writer]
+        for reader, writer in ((client_reader, server_writer), (server_reader, client_writer)):
+            task = asyncio.get_running_loop().create_task(self._pump(number, reader, writer))
+            self._tasks.add(task)
+
+    async def _pump(self, number: int, reader, writer) -> None:
+        while data := await reader.read(65536):
+            if number >= self._silenced_before:
+                writer.write(data)
+                await writer.drain()

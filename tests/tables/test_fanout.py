@@ -3,14 +3,16 @@ processes get it once each, through Redis publish/subscribe, and a relay never h
 messages twice. The Redis tests stand two processes' registries side by side on one event loop."""
 
 import asyncio
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_asyncio
-from channels.layers import InMemoryChannelLayer
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.layers import InMemoryChannelLayer, channel_layers
 
 from tables import fanout
 from tables.fanout import REJOINED, Fanout, Mailbox, RedisPubSub
-from tests.tables.listener import Listener, two_processes
+from tests.tables.listener import Listener, SilentProxy, _link, two_processes
 
 
 @pytest.mark.asyncio
@@ -202,6 +204,68 @@ async def test_a_relay_cut_off_from_redis_subscribes_again_and_its_listeners_cat
     await first.publish("fanout-test-4", {"type": "table.changed", "v": 2})
     assert await theirs.receive() == {"type": "table.changed", "v": 2}
     assert await theirs.nothing_more()
+
+
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_a_link_to_redis_that_goes_silent_is_noticed_replaced_and_its_listeners_catch_up(monkeypatch):
+    """Between the second process and Redis, a network that silently stops carrying its connections (no
+    reset, no error): its relay finds out by an unanswered ping, subscribes on a new connection and tells its
+    listeners to catch up; its publishes, after a wait, go out on a new connection too."""
+    monkeypatch.setattr(fanout, "QUIET_SECONDS", 0.3)
+    monkeypatch.setattr(fanout, "PUBLISH_SECONDS", 0.5)
+    monkeypatch.setattr(fanout, "RETRY_SECONDS", 0.05)
+    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+    address = urlsplit(layer.hosts[0]["address"])
+    async with SilentProxy(address.hostname, address.port or 6379) as proxy:
+        behind = address._replace(netloc=f"127.0.0.1:{proxy.port}").geturl()
+        first = Fanout(_link("first"), origin="first")
+        second = Fanout(RedisPubSub(behind, client_name="fanout-second"), origin="second")
+        try:
+            mine, theirs = Listener(), Listener()
+            await first.join("fanout-test-7", mine)
+            await second.join("fanout-test-7", theirs)
+            await first.publish("fanout-test-7", {"type": "table.changed", "v": 1})
+            assert await mine.receive() == {"type": "table.changed", "v": 1}  # its own, at once
+            assert await theirs.receive() == {"type": "table.changed", "v": 1}
+            await second.publish("fanout-test-7", {"type": "table.changed", "v": 2})
+            assert await theirs.receive() == {"type": "table.changed", "v": 2}
+            assert await mine.receive() == {"type": "table.changed", "v": 2}
+
+            proxy.silence()
+            await first.publish("fanout-test-7", {"type": "table.changed", "v": 3})  # lost on the way
+            assert await mine.receive() == {"type": "table.changed", "v": 3}
+            assert await theirs.receive(timeout=5) == REJOINED
+            await first.publish("fanout-test-7", {"type": "table.changed", "v": 4})
+            assert await mine.receive() == {"type": "table.changed", "v": 4}
+            assert await theirs.receive() == {"type": "table.changed", "v": 4}
+            # The second process's pooled connection is silent too: its publish waits, then goes again.
+            await second.publish("fanout-test-7", {"type": "table.changed", "v": 5})
+            assert await theirs.receive() == {"type": "table.changed", "v": 5}
+            assert await mine.receive() == {"type": "table.changed", "v": 5}
+            assert await theirs.nothing_more()
+            assert await mine.nothing_more()
+        finally:
+            for process, listener in ((first, mine), (second, theirs)):
+                await process.leave("fanout-test-7", listener)
+                await process.close()
+
+
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_a_quiet_but_healthy_link_is_kept(two_processes, monkeypatch):
+    """Pings answered: a relay with nothing to hear for a while keeps its connection and loses nothing."""
+    monkeypatch.setattr(fanout, "QUIET_SECONDS", 0.1)
+    first, second = two_processes
+    theirs = Listener()
+    await second.join("fanout-test-8", theirs)
+    await first.join("fanout-test-8", Listener())
+    connection = second.link.pubsub.connection
+    assert await theirs.nothing_more(wait=1.0)  # about five pings answered, no REJOINED
+    assert second.link.pubsub.connection is connection
+    assert connection.is_connected
+    await first.publish("fanout-test-8", {"type": "table.changed", "v": 1})
+    assert await theirs.receive() == {"type": "table.changed", "v": 1}
 
 
 @pytest.mark.redis
