@@ -174,7 +174,8 @@ class Seat:
 class RoundState:
     """One round of blackjack as a value. Build it with `round.new_round`; change it with `round.apply`.
 
-    `shoe` is the whole shoe order (a tuple, shared between copies and never changed), `start_position` the
+    `shoe` is the whole shoe order, followed by the discards reshuffled for a round that runs out
+    (`shoe.dealing_order`; a tuple, shared between copies and never changed), `start_position` the
     index of the round's first card and `position` the index of the next card to deal. `seats` maps seat
     number to `Seat`, in seat order. The dealer's hole card is in `dealer_cards` from the deal on (peek game);
     `hole_revealed` says whether clients may see every dealer card.

@@ -60,13 +60,12 @@ class Replay:
     end_position: int
     matches_live: bool | None  # None: nothing stored to compare with
     shoe_end: int  # the shoe's card count: positions from here on are its discards, reshuffled
+    error: str | None = None
 
     @property
     def discards_dealt(self) -> int:
         """Cards the round took from the reshuffled discards after running out of the shoe (0 for most)."""
         return max(0, self.end_position - self.shoe_end)
-
-    error: str | None = None
 
     @property
     def final(self) -> RoundState:
@@ -117,8 +116,7 @@ def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, ord
         start_position=rnd.start_position,
         end_position=state.position,
         matches_live=matches,
-        shoe_end=len(order)
-        - rnd.start_position,  # `order` ends with the (start_position) discards reshuffled
+        shoe_end=len(order) - rnd.start_position,  # after the shoe come its `start_position` discards
         error=error,
     )
 
