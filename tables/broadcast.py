@@ -118,14 +118,39 @@ def _send_now(group: str, message: dict) -> None:
             future = asyncio.run_coroutine_threadsafe(fanout.publish(group, message), loop)
             future.add_done_callback(_log_failure)
         elif loop is None and not isinstance(layer, InMemoryChannelLayer):
-            # In a loop of this thread's own: when the server's loop has stopped (shutting down) while a
-            # worker thread still commits, handing the send to that loop would wait for it forever. Nobody
-            # listens here then: only the other processes are told.
-            async_to_sync(fanout.publish_elsewhere, force_new_loop=True)(group, message)
+            # In a loop of our own: when the server's loop has stopped (shutting down) while a worker thread
+            # still commits, handing the send to that loop would wait for it forever. Nobody listens here
+            # then: only the other processes are told.
+            _publish_elsewhere_now(group, message)
         elif loop is not None:
             loop.create_task(fanout.publish(group, message))
     except Exception:
         logger.exception("broadcast to %s failed", group)
+
+
+def _publish_elsewhere_now(group: str, message: dict) -> None:
+    """Tell the other processes and wait until it is done: in an event loop of this thread's own, or, from
+    synchronous code called inside a running event loop (where `async_to_sync` refuses to run), of a helper
+    thread's."""
+    publish = async_to_sync(fanout.publish_elsewhere, force_new_loop=True)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        publish(group, message)
+        return
+    failure = []
+
+    def run() -> None:
+        try:
+            publish(group, message)
+        except Exception as exc:
+            failure.append(exc)
+
+    helper = threading.Thread(target=run, name="broadcast-elsewhere")
+    helper.start()
+    helper.join()
+    if failure:
+        raise failure[0]
 
 
 def single_process() -> bool:

@@ -179,3 +179,22 @@ async def test_after_the_relay_rejoins_a_viewer_catches_up_on_what_it_missed(tab
     await viewer.dispatch(fanout.REJOINED)
     await viewer.dispatch(fanout.REJOINED)
     assert [message["v"] for message in received] == [version, version + 1]
+
+
+@pytest.mark.asyncio
+async def test_a_send_from_synchronous_code_inside_a_running_loop_still_reaches_the_other_processes(
+    monkeypatch,
+):
+    """No server loop registered, and the caller runs inside an event loop of its own (a tool driving the
+    services from asyncio; Playwright's loop in the browser tests), where `async_to_sync` refuses: the other
+    processes are told all the same."""
+    sent = []
+
+    async def publish_elsewhere(group, message):
+        sent.append((group, message))
+
+    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: object())  # any layer but the in-memory one
+    monkeypatch.setattr(broadcast, "_loop", None)
+    monkeypatch.setattr(fanout, "publish_elsewhere", publish_elsewhere)
+    broadcast.send("lobby", {"type": "lobby.changed"})  # synchronous, on this test's running loop
+    assert sent == [("lobby", {"type": "lobby.changed"})]
