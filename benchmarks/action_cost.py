@@ -6,8 +6,8 @@
 Bots of one table play basic strategy through `tables.services.perform` (as the consumer calls it), and after
 every action each seated player's view is rebuilt as a consumer does after a broadcast, in JSON. Prints the
 milliseconds of CPU and the queries per action, split into the action itself and the views (and the actions
-that ended a round, which settle it, apart), so a change to
-the hot path can be measured without the noise of a whole load test. Uses DATABASE_URL (SQLite by default,
+that ended a round, which settle it, apart), and on a local PostgreSQL the CPU its backend process spent
+serving them, so a change to the hot path can be measured without the noise of a whole load test. Uses DATABASE_URL (SQLite by default,
 a throw-away file; a PostgreSQL database must exist: `createdb -h 127.0.0.1 -U postgres blackjack_bench`); the
 database is migrated and the static files collected first.
 """
@@ -22,6 +22,32 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+class DatabaseCpu:
+    """CPU time spent by the PostgreSQL backend process serving `connection`, when that process is on this
+    machine (its /proc entry readable); otherwise `spent()` is None."""
+
+    def __init__(self, connection) -> None:
+        self.path = None
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                path = Path(f"/proc/{cursor.fetchone()[0]}/stat")
+            if path.exists():
+                self.path = path
+        self.start = self._seconds()
+
+    def _seconds(self) -> float | None:
+        if self.path is None:
+            return None
+        fields = self.path.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    def spent(self) -> float | None:
+        """Seconds of CPU the backend has spent since this was made."""
+        now = self._seconds()
+        return None if now is None else now - self.start
 
 
 def main() -> None:
@@ -83,6 +109,7 @@ def main() -> None:
     done = 0
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     views = {user.pk: build_table_view(table_id=table.pk, user=user) for user in users}
+    database_cpu = DatabaseCpu(connection)
     started = time.process_time()
     while done < args.actions:
         moved = False
@@ -126,6 +153,7 @@ def main() -> None:
         if not moved:
             raise SystemExit(f"no bot can act at version {views[users[0].pk]['v']}")
     total = time.process_time() - started
+    database_ms = database_cpu.spent()
     if profiler:
         profiler.dump_stats(args.profile)
     db = connection.vendor
@@ -134,6 +162,8 @@ def main() -> None:
         f"{action_queries / done:.1f} queries | views {1000 * view_s / done:.2f} ms CPU, "
         f"{view_queries / done:.1f} queries | total {1000 * total / done:.2f} ms CPU per action"
     )
+    if database_ms is not None:
+        print(f"the database's own CPU (its backend process): {1000 * database_ms / done:.2f} ms an action")
     if settlements:
         print(
             f"of which {settlements} actions ended a round (the dealer's play and the settlement): "
