@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import time
 
 import pytest
 from django.db import connection
@@ -48,6 +49,36 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _emptying_the_database_outlasts_a_deadlock():
+    """After each transactional test the tables are emptied (Django's flush). With a live server on
+    PostgreSQL, the server may still be handling the test's closed websockets (a disconnect writes its
+    player's presence) when that happens, and PostgreSQL may end the emptying as a deadlock with it: then
+    empty them again, once the server's write is done. (SQLite waits on its lock instead.)"""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    from django.core.management.base import CommandError
+    from django.db import OperationalError
+    from django.test import TransactionTestCase
+
+    original = TransactionTestCase._fixture_teardown
+
+    def fixture_teardown(self):
+        for attempt in range(5):
+            try:
+                return original(self)
+            except CommandError as error:
+                cause = error.__cause__
+                if attempt == 4 or not (isinstance(cause, OperationalError) and "deadlock" in str(cause)):
+                    raise
+                time.sleep(0.2)
+
+    TransactionTestCase._fixture_teardown = fixture_teardown
+    yield
+    TransactionTestCase._fixture_teardown = original
+
+
 @pytest.fixture(scope="session")
 def live_site(django_db_setup, django_db_blocker):
     """A real Daphne server (HTTP and websockets) in a child process, serving the test database.
@@ -90,6 +121,15 @@ def _close_inherited_connections():
     # The fork copies asgiref's executor but not its worker thread (started by earlier async tests in this
     # process): every database_sync_to_async call in the server's consumers would wait forever.
     SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
+    # The same for the consumers' pool of database threads (PostgreSQL), and the event loop that earlier
+    # tests registered for broadcasts, which does not run in the child: the server registers its own.
+    from channels.layers import channel_layers
+
+    from tables import broadcast, consumers
+
+    consumers._pool = None
+    broadcast._loop = None
+    channel_layers.backends.clear()  # a Redis layer's connections belong to the parent's loops
 
 
 @pytest.fixture(scope="session")

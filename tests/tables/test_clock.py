@@ -321,10 +321,15 @@ def test_the_clock_thread_applies_a_due_deadline_within_two_seconds(
             time.sleep(0.05)
     finally:
         clock.stop()
-    # The empty round ended and the next one opened; the restart also marked alice as disconnected
-    # (no websocket survives a restart of the only process).
+    # The empty round ended and the next one opened.
     assert fresh(table).current_round.number == 2
-    assert Seat.objects.get(table=table, number=1).disconnected_at is not None
+    disconnected_at = Seat.objects.get(table=table, number=1).disconnected_at
+    if broadcast.single_process():
+        # The restart marked alice as disconnected: no websocket survives a restart of the only process.
+        assert disconnected_at is not None
+    else:
+        # Other processes may hold her websocket: only their presence rows going stale mark her (the sweep).
+        assert disconnected_at is None
 
 
 def test_the_clock_stays_off_under_pytest_unless_asked(monkeypatch):

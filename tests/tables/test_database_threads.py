@@ -33,7 +33,9 @@ async def test_with_several_database_threads_calls_run_side_by_side(settings, mo
     assert all(name.startswith("database") for name in names)
 
 
-async def test_with_one_database_thread_calls_share_one_thread(settings, monkeypatch):
+async def test_with_one_database_thread_calls_share_one_thread(db, settings, monkeypatch):
+    # `db`: the shared thread may hold a connection from an earlier test, which the clean-up around each
+    # call (Channels' `close_old_connections`) checks with a query.
     settings.DATABASE_THREADS = 1
     monkeypatch.setattr(consumers, "_pool", None)
     names = await asyncio.gather(*(on_database(thread_name)() for _ in range(4)))
