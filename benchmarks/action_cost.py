@@ -7,9 +7,9 @@ Bots of one table play basic strategy through `tables.services.perform` (as the 
 every action each seated player's view is rebuilt as a consumer does after a broadcast, in JSON. Prints the
 milliseconds of CPU and the queries per action, split into the action itself and the views (and the actions
 that ended a round, which settle it, apart), and on a local PostgreSQL the CPU its backend process spent
-serving them, so a change to the hot path can be measured without the noise of a whole load test. Uses DATABASE_URL (SQLite by default,
-a throw-away file; a PostgreSQL database must exist: `createdb -h 127.0.0.1 -U postgres blackjack_bench`); the
-database is migrated and the static files collected first.
+serving them, so a change to the hot path can be measured without the noise of a whole load test. Uses
+DATABASE_URL (SQLite by default, a throw-away file; a PostgreSQL database must exist: `createdb -h 127.0.0.1
+-U postgres blackjack_bench`); the database is migrated and the static files collected first.
 """
 
 import argparse
