@@ -20,6 +20,7 @@ it is recomputed from the shoe's seeds whenever a round is loaded, and stripped 
 
 import logging
 import secrets
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -400,6 +401,7 @@ def void_round(*, round_id: int, reason: str) -> bool:
         change.event(TableEvent.Kind.ROUND, f"Round {rnd.number} was voided; every stake was refunded.", rnd)
         if change.table.current_round_id == rnd.pk:
             change.round = None
+            _free_seats_after_round(change, rnd.seats)
             _open_round(change)
         change.finish()
     return True
@@ -1228,6 +1230,19 @@ def _settle(change: _Change) -> None:
         _retire_shoe(change, shoe)
     else:
         shoe.save(update_fields=["position"])
+    _free_seats_after_round(change, state.seats)
+    if _occupied(change):
+        table.phase = Phase.SETTLED
+        change.set_deadline(table.ready_seconds)
+    else:
+        _go_waiting(change)
+
+
+def _free_seats_after_round(change: _Change, played: Iterable[int]) -> None:
+    """A round is over (settled or voided): free the seats of players leaving after it (who asked to, were
+    suspended, or whose table closed) and of those whose connection is gone; ask its other players again
+    whether they are ready (newcomers since the deal stay ready)."""
+    played = set(played)
     for seat in change.seats.values():
         if not seat.user_id:
             continue
@@ -1236,13 +1251,8 @@ def _settle(change: _Change) -> None:
             _stand_up(change, seat, "leaves")
         elif gone:
             _stand_up(change, seat, "lost the connection and left")
-        elif seat.number in state.seats:
-            seat.ready = False  # in this round: asked again (newcomers since the deal stay ready)
-    if _occupied(change):
-        table.phase = Phase.SETTLED
-        change.set_deadline(table.ready_seconds)
-    else:
-        _go_waiting(change)
+        elif seat.number in played:
+            seat.ready = False
 
 
 # --- helpers ------------------------------------------------------------------------------------------------

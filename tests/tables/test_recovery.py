@@ -4,11 +4,12 @@ state cannot be loaded is voided and every stake refunded."""
 import pytest
 from django.urls import reverse
 
+from accounts import services as accounts
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
 from tables import selectors, services
 from tables.engine.shoe import dealing_order
-from tables.models import Phase, Round, Shoe, Table, TableEvent
+from tables.models import Phase, Round, Seat, Shoe, Table, TableEvent
 from tests.tables.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +75,38 @@ def test_a_corrupt_round_is_voided_and_refunded_at_recovery(mid_round, alice, bo
     assert TableEvent.objects.filter(table=table, text__contains="voided").exists()
     assert audit_ledger().ok
     assert services.recover_tables() == 0  # voided once, never twice
+
+
+def seated(table: Table) -> list[int]:
+    return list(Seat.objects.filter(table=table, user__isnull=False).values_list("number", flat=True))
+
+
+def test_a_voided_last_round_of_a_closed_table_leaves_it_empty_and_waiting(mid_round, alice, bob, balance):
+    table = mid_round
+    services.close_table(table_id=table.pk)  # its last round: both players leave after it
+    Round.objects.filter(pk=fresh(table).current_round_id).update(state={"seats": "?"})
+    assert services.recover_tables() == 1
+    assert (balance(alice), balance(bob)) == (10_000, 10_000)
+    assert (seated(table), fresh(table).phase) == ([], Phase.WAITING)  # not dealt in again
+    assert audit_ledger().ok
+
+
+def test_a_voided_round_frees_the_seat_of_a_player_who_asked_to_leave(mid_round, alice, bob, act):
+    table = mid_round
+    act(table, alice, "leave")  # her chips are in play: she leaves after the round
+    assert services.void_round(round_id=fresh(table).current_round_id, reason="test")
+    assert seated(table) == [2]
+    t = fresh(table)
+    assert (t.phase, t.current_round.seats) == (Phase.BETTING, [2])
+
+
+def test_a_voided_round_frees_the_seat_of_a_suspended_player(mid_round, alice, bob, make_user):
+    table = mid_round
+    accounts.suspend_user(user=alice, staff=make_user("staff", is_staff=True))
+    services.release_user_seats(user=alice)  # the admin's "Suspend": her chips are in play, so after it
+    assert seated(table) == [1, 2]
+    assert services.void_round(round_id=fresh(table).current_round_id, reason="test")
+    assert seated(table) == [2]
 
 
 def test_a_corrupt_round_found_by_an_action_is_voided(mid_round, alice, bob, act, balance):
