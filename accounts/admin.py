@@ -81,6 +81,14 @@ class UserAdmin(DjangoUserAdmin):
         # A player's ledger must stay complete: deactivate accounts instead of deleting them.
         return False
 
+    def save_model(self, request, obj, form, change):
+        """Deactivating an account frees its seats as a suspension does (after the round where its chips are
+        in play); its open websockets can no longer sit or play."""
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            if change and "is_active" in form.changed_data and not obj.is_active:
+                table_services.release_user_seats(user=obj)
+
     def has_adjust_permission(self, request):
         """Moving chips needs the "change wallet" permission (superusers; never the table managers)."""
         return request.user.has_perm("accounts.change_wallet")

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Sum
+from django.db.models import Max, Q, Sum
 from django.utils import timezone
 
 from accounts import services as wallet
@@ -108,8 +108,11 @@ class RoundBroken(Exception):
 
 # --- the reads every action makes, compiled once (blackjack_site.prepared) ------------------------------
 
-_SUSPENDED = Prepared(
-    lambda user_id: _user_model().objects.filter(pk=user_id, suspended=True).values_list("pk")[:1], arity=1
+_BARRED = Prepared(
+    lambda user_id: (
+        _user_model().objects.filter(Q(suspended=True) | Q(is_active=False), pk=user_id).values_list("pk")[:1]
+    ),
+    arity=1,
 )
 # The table's rule preset comes along (rounds open with its rules, and a settled table's view shows them);
 # only the table's row is locked: tables sharing a preset must not wait for each other.
@@ -153,8 +156,8 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     try:
         with transaction.atomic():
             change = _Change.begin(table_id)
-            if name != "leave" and _suspended(change, user):
-                raise ActionRefused("suspended", "Your account is suspended: you cannot sit or play.")
+            if name != "leave" and _barred(change, user):
+                raise ActionRefused("suspended", "Your account is suspended or closed: you cannot play.")
             if not version_accepted(change.table, user, name, expected_version):
                 raise ActionRefused(
                     "stale_version", f"The table has changed (version {change.table.version}); try again."
@@ -518,8 +521,8 @@ def reopen_table(*, table_id: int) -> int:
 
 
 def release_user_seats(*, user) -> int:
-    """Stand `user` up at every table (a suspension): at once where no chips of theirs are in play, after
-    the current round elsewhere. Returns the number of tables changed."""
+    """Stand `user` up at every table (a suspension, a deactivation): at once where no chips of theirs are in
+    play, after the current round elsewhere. Returns the number of tables changed."""
     table_ids = set(Seat.objects.filter(user=user).values_list("table_id", flat=True))
     for table_id in sorted(table_ids):
         with transaction.atomic():
@@ -1258,13 +1261,13 @@ def _free_seats_after_round(change: _Change, played: Iterable[int]) -> None:
 # --- helpers ------------------------------------------------------------------------------------------------
 
 
-def _suspended(change: _Change, user) -> bool:
-    """Is the account suspended? A seated player's row came with the seats, read under the table's lock;
-    anyone else's is read."""
+def _barred(change: _Change, user) -> bool:
+    """Is the account suspended or deactivated (an open websocket outlives both)? A seated player's row came
+    with the seats, read under the table's lock; anyone else's is read."""
     for seat in change.seats.values():
         if seat.user_id == user.pk:
-            return seat.user.suspended
-    return bool(_SUSPENDED.rows(user.pk))
+            return seat.user.suspended or not seat.user.is_active
+    return bool(_BARRED.rows(user.pk))
 
 
 def _own_round_seat(change: _Change, user, explicit: int | None, prefer) -> int:

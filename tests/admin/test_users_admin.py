@@ -217,3 +217,53 @@ def test_rounds_are_read_only_filterable_and_link_to_their_replay(
     shoes = admin_client.get(reverse("admin:tables_shoe_changelist"), {"q": rnd.shoe.seed_hash})
     assert list(shoes.context["cl"].result_list) == [rnd.shoe]
     assert rnd.shoe.server_seed not in shoes.text
+
+
+def deactivate(client, user):
+    """Untick "active" on the user's admin page, the admin's way to close an account."""
+    data = {
+        "username": user.username,
+        "display_name": user.display_name,
+        "avatar": user.avatar,
+        "date_joined_0": "2026-01-01",
+        "date_joined_1": "00:00:00",
+    }
+    response = client.post(reverse("admin:accounts_user_change", args=[user.pk]), data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    user.refresh_from_db()
+    assert not user.is_active
+
+
+def test_a_deactivated_player_is_stood_up_and_an_open_websocket_cannot_play(
+    admin_client, table, alice, bob, act, balance
+):
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    deactivate(admin_client, alice)
+    assert Seat.objects.get(table=table, number=1).user is None  # no chips in play: at once
+    # A websocket opened before keeps the user it authenticated: the service reads the account again.
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, alice, "sit", seat=3)
+    assert refused.value.code == "suspended"
+    assert balance(alice) == 10_000
+
+
+def test_a_player_deactivated_mid_round_leaves_after_it_and_cannot_act(
+    admin_client, table, alice, bob, act, balance, scripted_shoe
+):
+    scripted_shoe(table, deal_cards(["Ts", "9h"], ["9s", "8h"], dealer=["Td", "7c"]))
+    act(table, alice, "sit", seat=1)
+    act(table, bob, "sit", seat=2)
+    act(table, alice, "bet", amount=100)
+    act(table, bob, "bet", amount=100)
+    deactivate(admin_client, alice)
+    seat = Seat.objects.get(table=table, number=1)
+    assert (seat.user, seat.leaving_after_round) == (alice, True)  # her chips are in play
+    with pytest.raises(services.ActionRefused) as refused:
+        act(table, alice, "double")
+    assert refused.value.code == "suspended"
+    services.expire_due(now=Table.objects.get(pk=table.pk).deadline)  # her turn times out: she stands on 19
+    act(table, bob, "stand")
+    assert Seat.objects.get(table=table, number=1).user is None
+    assert balance(alice) == 10_100
+    assert audit_ledger().ok
