@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from accounts.models import LedgerEntry, Wallet
@@ -21,6 +21,20 @@ def recent_entries(*, user, limit: int = 20) -> QuerySet[LedgerEntry]:
     return LedgerEntry.objects.filter(wallet__user_id=user.pk).order_by("-id")[:limit]
 
 
+def chips_in_play(*, user_id: int) -> int:
+    """The chips the player has staked in rounds still under way: the ledger's net for the current rounds of
+    the tables where they hold a seat (a seat is kept until its round is over)."""
+    from tables.models import Table  # the tables app builds on this one
+
+    rounds = Table.objects.filter(
+        seat_set__user_id=user_id, current_round__settled_at__isnull=True, current_round__voided=False
+    ).values("current_round_id")
+    net = LedgerEntry.objects.filter(wallet__user_id=user_id, round_ref__in=rounds).aggregate(
+        net=Sum("amount")
+    )
+    return max(0, -(net["net"] or 0))
+
+
 def daily_grant_status(*, wallet: Wallet, now=None) -> dict:
     """Whether the daily grant could be claimed now, and when it can next be claimed (None if not limited by
     time).
@@ -33,9 +47,11 @@ def daily_grant_status(*, wallet: Wallet, now=None) -> dict:
         next_claim_at = wallet.last_daily_grant_at + timedelta(hours=settings.DAILY_GRANT_INTERVAL_HOURS)
         if next_claim_at <= now:
             next_claim_at = None
-    below_floor = wallet.balance < settings.DAILY_GRANT_FLOOR
+    in_play = chips_in_play(user_id=wallet.user_id)
+    below_floor = wallet.balance + in_play < settings.DAILY_GRANT_FLOOR
     return {
         "floor": settings.DAILY_GRANT_FLOOR,
+        "in_play": in_play,
         "below_floor": below_floor,
         "next_claim_at": next_claim_at,
         "available": below_floor and next_claim_at is None,

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts import selectors
 from accounts.models import LedgerEntry, Wallet
 from blackjack_site.prepared import execute_returning, insert
 
@@ -421,8 +422,8 @@ def _set_suspended(*, user, staff, suspended: bool) -> None:
 
 
 def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
-    """Top the player's balance up to exactly DAILY_GRANT_FLOOR chips, at most once every
-    DAILY_GRANT_INTERVAL_HOURS and only while the balance is below the floor. Raises DailyGrantRefused (with
+    """Top the player's chips (balance and chips in play) up to exactly DAILY_GRANT_FLOOR, at most once every
+    DAILY_GRANT_INTERVAL_HOURS and only while they are below the floor. Raises DailyGrantRefused (with
     `.message`) otherwise."""
     now = now or timezone.now()
     floor = settings.DAILY_GRANT_FLOOR
@@ -434,9 +435,14 @@ def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
         wallet = Wallet.objects.select_for_update().filter(user=user, kind=Wallet.Kind.PLAYER).first()
         if wallet is None:
             raise NoWallet(f"User {user.pk} has no wallet.")
-        if wallet.balance >= floor:
+        # Chips staked at a table count too (read under the wallet's lock: a bet or a refund waits for it),
+        # or a player could stake their balance, claim, and take the bet back.
+        in_play = selectors.chips_in_play(user_id=user.pk)
+        held = wallet.balance + in_play
+        if held >= floor:
+            on_table = f" ({in_play:,} of them in play)" if in_play else ""
             raise DailyGrantRefused(
-                f"The daily grant is for balances under {floor:,} chips; you have {wallet.balance:,}.",
+                f"The daily grant is for players with under {floor:,} chips; you have {held:,}{on_table}.",
                 code="balance_too_high",
             )
         if wallet.last_daily_grant_at and now < wallet.last_daily_grant_at + interval:
@@ -450,7 +456,7 @@ def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
         return _move(
             user=user,
             system_kind=Wallet.Kind.ISSUER,
-            player_delta=floor - wallet.balance,
+            player_delta=floor - held,
             kind=LedgerEntry.Kind.GRANT,
             memo="Daily grant",
         )

@@ -65,7 +65,7 @@ def test_moving_the_last_claim_back_a_day_allows_a_new_claim(player):
 def test_profile_button_claims_and_explains_refusals(client, player):
     client.force_login(player)
     refused = client.post(reverse("claim_grant"), follow=True)
-    assert "The daily grant is for balances under 1,000 chips; you have 10,000." in refused.text
+    assert "The daily grant is for players with under 1,000 chips; you have 10,000." in refused.text
     spend_down_to(player, 10)
     claimed = client.post(reverse("claim_grant"), follow=True)
     assert "Daily grant claimed: 990 chips. Your balance is 1,000." in claimed.text
