@@ -158,7 +158,7 @@ def player_rounds(
         rows = rows.filter(result=result)
     if date_from is not None:
         rows = rows.filter(settled_at__gte=_day_start(date_from))
-    if date_to is not None:
+    if date_to is not None and date_to < datetime.date.max:  # the last day there is has no next day
         rows = rows.filter(settled_at__lt=_day_start(date_to + datetime.timedelta(days=1)))
     return rows.select_related("table", "round").order_by("-settled_at", "-id")
 

@@ -106,6 +106,22 @@ def test_a_reversed_date_range_is_an_error_not_a_silent_filter(client, rounds, a
     assert "The first day must come before the last." in response.content.decode()
 
 
+@pytest.mark.parametrize("name", ["history", "csv", "json"])
+def test_the_first_and_last_days_there_are_filter_every_round(client, rounds, alice, name):
+    """Date fields take 0001-01-01 to 9999-12-31; the last day has no next day to end the range at."""
+    login(client, alice)
+    query = {"date_from": "0001-01-01", "date_to": "9999-12-31"}
+    if name == "history":
+        response = client.get(reverse("history"), query)
+        assert response.status_code == 200
+        assert response.context["page"].paginator.count == sum(1 for r in rounds if r.user_id == alice.pk)
+    else:
+        response = client.get(reverse("history_export", args=[name]), query)
+        assert response.status_code == 200
+        body = response.getvalue().decode()
+        assert all(f"{r.round_id}" in body for r in rounds if r.user_id == alice.pk)
+
+
 def test_only_your_own_rounds_whatever_the_query(client, rounds, alice, bob):
     login(client, alice)
     bobs_table = rounds[-1].table_id
