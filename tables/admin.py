@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
@@ -356,6 +357,14 @@ class OpenTableBoundsAdmin(admin.ModelAdmin):
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
+    def lookup_allowed(self, lookup, value, request):
+        """A field kept off the page (`exclude`: a round's engine state, a shoe's server seed) cannot be
+        filtered on either: Django's lists accept a filter on any field of their own model in the address, and
+        a list that shows a row only when a guessed value is right would give the secret away."""
+        if lookup.split(LOOKUP_SEP, 1)[0] in (self.exclude or ()):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
     def has_add_permission(self, request):
         return False
 
