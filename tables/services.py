@@ -1025,12 +1025,23 @@ def _after_engine(change: _Change) -> None:
         if table.phase != Phase.INSURANCE:
             table.phase = Phase.INSURANCE
             change.set_deadline(table.insurance_seconds)
-            change.event(TableEvent.Kind.DEALER, "Dealer shows an ace: insurance and even money are offered.")
+            change.event(TableEvent.Kind.DEALER, _window_text(change.state))
     elif phase == Phase.PLAYING:
         table.phase = Phase.PLAYING
         change.set_deadline(table.turn_seconds)
     elif phase == Phase.SETTLED:
         _settle(change)
+
+
+def _window_text(state: RoundState) -> str:
+    """What the decisions before the dealer's check are: insurance and even money against an ace, early
+    surrender (where the rules have it) against an ace or a ten."""
+    early = state.rules.surrender == "early"
+    if state.dealer_cards[0][0] != "A":
+        return "Dealer shows a ten: early surrender is offered."
+    if early:
+        return "Dealer shows an ace: insurance, even money and early surrender are offered."
+    return "Dealer shows an ace: insurance and even money are offered."
 
 
 # --- betting ------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import pytest
 
 from tables import services
 from tables.engine.rules import PRESETS
-from tables.models import Table
+from tables.models import Table, TableEvent
 from tests.tables.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -50,3 +50,24 @@ def test_declining_a_surrender_outside_the_offer_is_refused(table, alice, act, b
     assert refused.value.code == "illegal_action"
     assert Table.objects.get(pk=table.pk).version == before
     assert balance(alice) == 9_900
+
+
+@pytest.mark.parametrize(
+    ("rules", "upcard", "text"),
+    [
+        (EARLY, "Kc", "Dealer shows a ten: early surrender is offered."),
+        (EARLY, "Ac", "Dealer shows an ace: insurance, even money and early surrender are offered."),
+        (None, "Ac", "Dealer shows an ace: insurance and even money are offered."),
+    ],
+)
+def test_the_table_log_names_the_decisions_the_window_offers(
+    make_table, alice, act, scripted_shoe, rules, upcard, text
+):
+    table = make_table("Window", rules=rules) if rules else make_table()
+    scripted_shoe(table, deal_cards(["Ts", "6h"], dealer=[upcard, "7d"]))
+    act(table, alice, "sit", seat=1)
+    act(table, alice, "bet", seat=1, amount=100)
+    assert phase(table) == "insurance"
+    assert list(
+        TableEvent.objects.filter(table=table, text__startswith="Dealer shows").values_list("text", flat=True)
+    ) == [text]
