@@ -233,8 +233,22 @@ class TableForm(forms.ModelForm):
         return cleaned
 
 
+class SecretsAdmin(admin.ModelAdmin):
+    #: Fields never shown (a round's engine state, a shoe's server seed, a table's next one).
+    secret_fields: tuple[str, ...] = ()
+
+    def lookup_allowed(self, lookup, value, request):
+        """A secret field cannot be filtered on either: Django's lists accept a filter on any field of their
+        own model in the address, and a list that shows a row only when a guessed value is right would give
+        the secret away."""
+        if lookup.split(LOOKUP_SEP, 1)[0] in self.secret_fields:
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+
 @admin.register(Table)
-class TableAdmin(admin.ModelAdmin):
+class TableAdmin(SecretsAdmin):
+    secret_fields = ("next_server_seed",)
     form = TableForm
     list_display = [
         "name",
@@ -356,15 +370,7 @@ class OpenTableBoundsAdmin(admin.ModelAdmin):
 # --- read-only records --------------------------------------------------------------------------------------
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def lookup_allowed(self, lookup, value, request):
-        """A field kept off the page (`exclude`: a round's engine state, a shoe's server seed) cannot be
-        filtered on either: Django's lists accept a filter on any field of their own model in the address, and
-        a list that shows a row only when a guessed value is right would give the secret away."""
-        if lookup.split(LOOKUP_SEP, 1)[0] in (self.exclude or ()):
-            return False
-        return super().lookup_allowed(lookup, value, request)
-
+class ReadOnlyAdmin(SecretsAdmin):
     def has_add_permission(self, request):
         return False
 
@@ -394,6 +400,7 @@ class RoundAdmin(ReadOnlyAdmin):
     list_select_related = ["table"]
     # The engine state holds the hole card of a round in play; staff see results instead.
     exclude = ["state"]
+    secret_fields = ("state",)
 
     @admin.display(description="replay")
     def replay(self, rnd):
@@ -409,6 +416,7 @@ class ShoeAdmin(ReadOnlyAdmin):
     list_select_related = ["table"]
     # The server seed stays secret while the shoe is in play; `revealed_seed` shows it once retired.
     exclude = ["server_seed"]
+    secret_fields = ("server_seed",)
     readonly_fields = ["revealed_seed"]
 
 

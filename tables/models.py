@@ -18,6 +18,7 @@ from django.utils import timezone
 from blackjack_site.append_only import AppendOnlyModel
 from tables.engine.errors import EngineError
 from tables.engine.rules import RuleSet
+from tables.engine.shoe import new_server_seed
 
 MAX_SEATS = 7
 CHAT_MAX_LENGTH = 300
@@ -117,6 +118,10 @@ class Table(models.Model):
     current_round = models.ForeignKey(
         "Round", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
     )
+    # The server seed of the table's next shoe, drawn ahead: only its hash is shown (the view's
+    # `next_shoe_hash`), so it is fixed before the players choose the seeds the shoe's client seed is made of.
+    # Secret until that shoe is retired, like `Shoe.server_seed`.
+    next_server_seed = models.CharField(max_length=64, default=new_server_seed, editable=False)
 
     class Meta:
         ordering = ["id"]
@@ -191,6 +196,8 @@ class Shoe(models.Model):
     server_seed = models.CharField(max_length=64, editable=False)
     seed_hash = models.CharField(max_length=64, editable=False)
     client_seed = models.CharField(max_length=128, editable=False)
+    # The sorted SHA-256 digests of the players' seeds the client seed was made of (engine.shoe, step 2).
+    seat_seeds = models.JSONField(default=list, editable=False)
     decks = models.PositiveSmallIntegerField()
     nonce = models.PositiveIntegerField(default=0)
     cut_index = models.PositiveIntegerField(

@@ -6,7 +6,7 @@ the input. Every result has the keys `action` and `v` plus, per action:
 
 | action | keys |
 |---|---|
-| `sit` | `seat` (int 1-7) |
+| `sit` | `seat` (int 1-7), `seed` (1-64 letters, digits, `-`, `_`, `.`; or None: the server draws one) |
 | `leave`, `ready` | none |
 | `bet` | `amount` (int 1..10**12), `seat` (int 1-7 or None) |
 | `insurance`, `even_money` | `accept` (bool), `seat` (int 1-7 or None: every seat of yours with the offer) |
@@ -25,6 +25,8 @@ are converted, an empty optional field counts as absent, and fields the form add
 import json
 import unicodedata
 from typing import Any
+
+from tables.engine.shoe import MAX_PLAYER_SEED, is_player_seed
 
 #: The largest frame the server reads, in bytes of UTF-8.
 MAX_FRAME_BYTES = 4096
@@ -180,6 +182,15 @@ def _text(value: Any, html: bool) -> str:
     return text
 
 
+def _seed(value: Any, html: bool) -> str:
+    if not is_player_seed(value):
+        raise ProtocolError(
+            BAD_MESSAGE,
+            f"'seed' must be 1 to {MAX_PLAYER_SEED} letters, digits, '-', '_' or '.', not {_show(value)}",
+        )
+    return value
+
+
 def _show(value: Any) -> str:
     """A short, safe description of a client value for an error message."""
     if isinstance(value, str):
@@ -198,7 +209,7 @@ _PLAY_FIELDS = {"seat": (_seat, False), "hand": (_hand, False)}
 
 # Per action: field name -> (parser, required).
 _FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
-    "sit": {"seat": (_seat, True)},
+    "sit": {"seat": (_seat, True), "seed": (_seed, False)},
     "leave": {},
     "bet": {"amount": (_amount, True), "seat": (_seat, False)},
     "ready": {},

@@ -50,10 +50,12 @@ from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.engine.rules import RuleSet
 from tables.engine.shoe import (
-    combine_client_seeds,
+    client_seed_of,
     cut_card_index,
     dealing_order,
+    is_player_seed,
     new_server_seed,
+    seed_digests,
     seed_hash,
     shuffled_shoe,
 )
@@ -695,6 +697,9 @@ def _sit(change: _Change, user, action: dict[str, Any]) -> None:
     number = action.get("seat")
     if type(number) is not int or not 1 <= number <= min(table.seats, MAX_SEATS):
         raise ActionRefused("bad_message", f"Choose a seat from 1 to {table.seats}.")
+    seed = action.get("seed")
+    if seed is not None and not is_player_seed(seed):
+        raise ActionRefused("bad_message", "A seed is 1 to 64 letters, digits, '-', '_' or '.'.")
     seat = change.seats.get(number)
     if seat is None:
         seat = change.seats[number] = Seat.objects.create(table=table, number=number)
@@ -709,7 +714,7 @@ def _sit(change: _Change, user, action: dict[str, Any]) -> None:
     seat.sitting_out = False
     seat.ready = True
     seat.leaving_after_round = False
-    seat.client_seed = _new_client_seed()
+    seat.client_seed = seed if seed is not None else _new_client_seed()
     seat.disconnected_at = None
     change.lobby = True
     change.event(TableEvent.Kind.SEAT, f"{_name(user)} sits down at seat {number}.")
@@ -910,19 +915,26 @@ def _end_empty_round(change: _Change) -> None:
 
 
 def _new_shoe(change: _Change, rules: RuleSet) -> Shoe:
-    server_seed = new_server_seed()
+    """Shuffle the shoe whose server seed the table drew ahead (its hash shown since), with the client seed of
+    the players seated now, and draw the next shoe's seed."""
+    table = change.table
     seeds = [seat.client_seed for seat in change.seats.values() if seat.user_id and seat.client_seed]
+    digests = seed_digests(seeds)
     shoe = Shoe.objects.create(
-        table=change.table,
-        server_seed=server_seed,
-        seed_hash=seed_hash(server_seed),
-        client_seed=combine_client_seeds(seeds),
+        table=table,
+        server_seed=table.next_server_seed,
+        seed_hash=seed_hash(table.next_server_seed),
+        client_seed=client_seed_of(digests),
+        seat_seeds=digests,
         decks=rules.decks,
         cut_index=cut_card_index(rules.decks, rules.penetration),
         created_at=change.now,
     )
+    table.next_server_seed = new_server_seed()
     change.event(
-        TableEvent.Kind.SHOE, f"New shoe of {rules.decks} deck(s); seed hash {shoe.seed_hash[:16]}..."
+        TableEvent.Kind.SHOE,
+        f"New shoe of {rules.decks} deck(s); seed hash {shoe.seed_hash[:16]}..., client seed "
+        f"{shoe.client_seed[:16]}... from {len(digests)} player seed(s).",
     )
     return shoe
 
@@ -936,7 +948,8 @@ def _retire_shoe(change: _Change, shoe: Shoe) -> None:
 
 
 def _new_client_seed() -> str:
-    """A seat's contribution to the next shoe's client seed (combined over the seated players)."""
+    """A seat's contribution to the next shoe's client seed (combined over the seated players), for a player
+    who sat down without a seed of their own."""
     return secrets.token_hex(16)
 
 

@@ -3,7 +3,8 @@
 `build_table_view(table_id=..., user=...)` returns the PROTOCOL `state` message (plus the extra fields the
 table page needs); the JSON consumer sends it as it is and the HTML consumer renders it. Hidden information
 is removed here and only here: the view is assembled field by field from the round's engine state, so the
-shoe order, the server seed of a shoe in play and the dealer's unrevealed hole card are never copied into it.
+shoe order, the server seeds of the shoe in play and of the next one (only their hashes) and the dealer's
+unrevealed hole card are never copied into it.
 `build_lobby_view()` is the lobby's message.
 
 Reads: every connected viewer rebuilds its view after every change, so the part all viewers share (table,
@@ -43,6 +44,7 @@ from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, allowed_actions
 from tables.engine.rules import RuleSet
+from tables.engine.shoe import seed_hash
 from tables.engine.strategy import recommend
 from tables.models import ChatMessage, Phase, Presence, Round, RulePreset, Seat, Shoe, Table, TableEvent
 
@@ -460,6 +462,7 @@ def _assemble(
         ],
         "seats_total": table.seats,
         "shoe": _shoe(table, round_),
+        "next_shoe_hash": seed_hash(table.next_server_seed),
         "round_id": None if round_ is None else round_.pk,
         "round_number": None if round_ is None else round_.number,
         "rules": rules.to_dict(),
@@ -663,6 +666,9 @@ def _shoe(table: Table, round_: Round | None) -> dict[str, Any] | None:
     return {
         "id": shoe.pk,
         "hash": shoe.seed_hash,
+        "client_seed": shoe.client_seed,
+        "seat_seeds": shoe.seat_seeds,
+        "nonce": shoe.nonce,
         "cards_left": max(0, shoe.total_cards - position),
         "decks": shoe.decks,
     }

@@ -2,7 +2,7 @@
  * The table and lobby pages' small helpers. No game logic: the server decides what is allowed and sends
  * the HTML; this file only shows the connection state, ticks the countdown the server rendered, maps
  * keyboard shortcuts onto the buttons the server enabled, fills the bet input from chip buttons, keeps the
- * chat scrolled and the keyboard focus in place across live updates.
+ * chat scrolled and the keyboard focus in place across live updates, and draws the seed a player sits down with.
  */
 (function () {
   'use strict';
@@ -159,6 +159,18 @@
     }
   });
 
+  // --- the player's own seed: drawn here, in the browser, after the next shoe's hash is on the page, and sent
+  // when sitting down, so that the shoes dealt while seated mix in randomness the server did not choose ---
+
+  function fillSeed() {
+    var input = document.getElementById('sit-seed');
+    if (!input || input.value || !window.crypto || !window.crypto.getRandomValues) { return; }
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    input.value = Array.prototype.map.call(bytes, function (b) { return (b < 16 ? '0' : '') + b.toString(16); }).join('');
+  }
+
+  fillSeed();
   startCountdown();
   scrollChat();
 })();

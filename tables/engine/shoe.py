@@ -3,13 +3,15 @@
 Anyone can recompute a shoe from its server seed (revealed when the shoe is retired), the client seed and the
 nonce, with nothing but SHA-256 and HMAC-SHA256. The exact algorithm:
 
-1. Server seed: 32 random bytes, written as 64 lowercase hex characters. Before any card of the shoe is dealt
-   the site publishes `seed_hash` = SHA-256 of the 32 seed *bytes* (not of the hex text), as 64 hex
-   characters.
-2. Client seed: a text. From the seated players' seeds it is `combine_client_seeds(seeds)`: take the SHA-256
-   hex digest of each seed's UTF-8 bytes, sort those digests, join them with ":" and take the SHA-256 hex
-   digest of that text's bytes. (Order-independent; duplicates count; no seeds gives SHA-256 of the empty
-   string.)
+1. Server seed: 32 random bytes, written as 64 lowercase hex characters. A table draws each shoe's seed one
+   shoe ahead and publishes its `seed_hash` = SHA-256 of the 32 seed *bytes* (not of the hex text), as 64 hex
+   characters, before any player's seed for that shoe is known.
+2. Client seed: a text. From the seeds of the players seated when the shoe is shuffled (each the seed the
+   player sat down with, or one the server drew) it is `combine_client_seeds(seeds)`: take the SHA-256 hex
+   digest of each seed's UTF-8 bytes, sort those digests (`seed_digests`, published with the shoe), join them
+   with ":" and take the SHA-256 hex digest of that text's bytes (`client_seed_of`). (Order-independent;
+   duplicates count; no seeds gives SHA-256 of the empty string.) The server seed being fixed first, a player
+   who chose their own seed knows the server could not choose the order.
 3. Unshuffled order (`cards.new_deck_order`): for each deck, ranks A 2 3 4 5 6 7 8 9 T J Q K, and within a
    rank the suits s h d c: As Ah Ad Ac 2s 2h ... Kc, repeated `decks` times.
 4. Random stream: blocks HMAC-SHA256(key = the 32 server seed bytes, message = UTF-8 of
@@ -63,10 +65,32 @@ def seed_hash(server_seed_hex: str) -> str:
     return hashlib.sha256(seed_bytes(server_seed_hex)).hexdigest()
 
 
+#: A player's own seed: 1 to 64 of these characters (a seated player without one gets 32 random hex digits).
+MAX_PLAYER_SEED = 64
+_PLAYER_SEED_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+
+
+def is_player_seed(value: object) -> bool:
+    """Is `value` a seed a player may choose: 1 to 64 letters, digits, '-', '_' or '.'?"""
+    if not isinstance(value, str):
+        return False
+    return 1 <= len(value) <= MAX_PLAYER_SEED and _PLAYER_SEED_CHARS.issuperset(value)
+
+
+def seed_digests(seeds: list[str]) -> list[str]:
+    """The SHA-256 hex digests of the players' seeds, sorted: published with the shoe, so that each player can
+    find their own seed's and recompute the client seed from them (`client_seed_of`)."""
+    return sorted(hashlib.sha256(seed.encode("utf-8")).hexdigest() for seed in seeds)
+
+
+def client_seed_of(digests: list[str]) -> str:
+    """The client seed from the sorted digests of the players' seeds (step 2)."""
+    return hashlib.sha256(":".join(digests).encode("ascii")).hexdigest()
+
+
 def combine_client_seeds(seeds: list[str]) -> str:
     """One client seed from the players' seeds, the same whatever their order."""
-    digests = sorted(hashlib.sha256(seed.encode("utf-8")).hexdigest() for seed in seeds)
-    return hashlib.sha256(":".join(digests).encode("ascii")).hexdigest()
+    return client_seed_of(seed_digests(seeds))
 
 
 def _stream(key: bytes, label: str):

@@ -37,7 +37,14 @@ from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import allowed_actions, apply_in_place, new_round
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import combine_client_seeds, cut_card_index, dealing_order, seed_hash, shuffled_shoe
+from tables.engine.shoe import (
+    client_seed_of,
+    cut_card_index,
+    dealing_order,
+    seed_digests,
+    seed_hash,
+    shuffled_shoe,
+)
 from tables.engine.strategy import PLAYING_ACTIONS, basic_strategy
 from tables.history.bulk import COLUMNS, Ledger, Writer, next_id, reset_sequences
 from tables.history.coach import judge
@@ -205,13 +212,15 @@ class _Play:
             return current
         rules = self.rules[table.pk]
         server_seed = f"{self.rng.getrandbits(256):064x}"
-        client_seed = combine_client_seeds([f"seed-{p.username}" for p in players])
+        digests = seed_digests([f"seed-{p.username}" for p in players])
+        client_seed = client_seed_of(digests)
         row = Shoe(
             pk=self.next_shoe,
             table_id=table.pk,
             server_seed=server_seed,
             seed_hash=seed_hash(server_seed),
             client_seed=client_seed,
+            seat_seeds=digests,
             decks=rules.decks,
             cut_index=cut_card_index(rules.decks, rules.penetration),
             created_at=at,

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import random
+import secrets
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -62,7 +63,7 @@ def next_action(
             return None
         if ordered and any(other["player"] is None for other in seats[: seat - 1]):
             return None
-        return {"action": "sit", "seat": seat}
+        return {"action": "sit", "seat": seat, "seed": secrets.token_hex(16)}  # its own part of the shuffle
     allowed = you["allowed_by_seat"].get(str(seat), [])
     phase = table["phase"]
     mine = seats[seat - 1]

@@ -53,10 +53,12 @@ def test_the_hole_card_cannot_be_guessed_from_a_list(manager_client, in_play, na
         ("tables_shoe", "server_seed"),
         ("tables_round", "shoe__server_seed__startswith"),
         ("tables_table", "shoes__server_seed__startswith"),
+        ("tables_table", "next_server_seed__startswith"),
     ],
 )
 def test_the_server_seed_cannot_be_guessed_from_a_list(manager_client, in_play, name, lookup):
-    seed = Shoe.objects.get(pk=in_play.shoe_id).server_seed
+    shoe = Shoe.objects.get(pk=in_play.shoe_id)
+    seed = shoe.table.next_server_seed if lookup.startswith("next_") else shoe.server_seed
     right = listed(manager_client, name, {lookup: seed[:8]})
     wrong = listed(manager_client, name, {lookup: ("1" if seed[0] == "0" else "0") + seed[1:8]})
     assert right == wrong == 400

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tables import services
-from tables.models import Table
+from tables.models import Seat, Table
 from tests.browser.table_support import (
     act,
     log_in,
@@ -79,6 +79,11 @@ def test_two_players_and_a_spectator_play_a_round(transactional_db, open_page, t
     expect(seat(watcher, 1)).to_contain_text("Alice")
     expect(seat(watcher, 2)).to_contain_text("Bob")
     expect(a.locator("#table-status")).to_contain_text("Place your bet")
+    # Each browser drew its player's own seed and sent it with the sit (the fairness of the next shoes).
+    seeds = [page.locator("#sit-seed").input_value() for page in (a, b)]
+    assert all(re.fullmatch("[0-9a-f]{32}", seed) for seed in seeds)
+    assert seeds[0] != seeds[1]
+    assert [Seat.objects.get(table=table, number=n).client_seed for n in (1, 2)] == seeds
 
     a.locator("#bet-amount").fill("100")
     act(a, a.get_by_role("button", name="Bet", exact=True).click, b, watcher)

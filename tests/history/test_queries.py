@@ -34,7 +34,7 @@ def login(client, user):
 EXPECTED = {
     "leaderboard": 3,  # top 50, the viewer's value, how many are ahead
     "history": 3,  # the tables played (filter), the count, the page
-    "profile": 2 + 3,  # accounts' profile (wallet, entries) + stats, balance chart, costliest mistakes
+    "profile": 3 + 3,  # accounts' profile (wallet, chips in play, entries) + stats, balance chart, mistakes
     "public": 1 + 3,  # the player + stats, chart, mistakes
     "replay": 7,  # round+table+shoe, players, action log, previous and next round, own ledger and mistakes
 }

@@ -45,9 +45,11 @@ def decide(message, number, *, stopping=False, ordered=True):
 
 def test_bots_sit_in_seat_order():
     empty = state("waiting", [seat(1), seat(2)], allowed=["sit", "chat"])
-    assert decide(empty, 1) == {"action": "sit", "seat": 1}
+    sit = decide(empty, 1)
+    assert (sit["action"], sit["seat"], len(sit["seed"])) == ("sit", 1, 32)  # a bot draws its own seed
+    assert decide(empty, 1)["seed"] != sit["seed"]
     assert decide(empty, 2) is None  # seat 1 first
-    assert decide(empty, 2, ordered=False) == {"action": "sit", "seat": 2}
+    assert decide(empty, 2, ordered=False)["seat"] == 2
     assert decide(empty, 1, stopping=True) is None
     taken = state("betting", [seat(1, "a"), seat(2, "b")], allowed=["chat"])
     assert decide(taken, 2) is None
@@ -260,7 +262,8 @@ def test_during_its_turn_any_newer_state_answers_the_bots_play():
 async def test_bots_take_their_seats_without_thinking():
     empty = state("waiting", [seat(1), seat(2)], allowed=["sit", "chat"])
     sent, _, _ = await serve_until_sent(FakeSocket(empty), think=ThinkTime(60_000, seed=1), playing=False)
-    assert [frame for _, frame in sent] == [{"action": "sit", "seat": 1, "v": 7}]
+    frames = [{**frame, "seed": "its own"} for _, frame in sent]
+    assert frames == [{"action": "sit", "seat": 1, "seed": "its own", "v": 7}]
 
 
 @pytest.mark.asyncio

@@ -72,7 +72,7 @@ def read_truth(table_id: int) -> Truth:
     seeds = list(
         Shoe.objects.filter(table_id=table_id, retired_at__isnull=True).values_list("server_seed", flat=True)
     )
-    truth = Truth(version=table.version, seeds_in_play=seeds)
+    truth = Truth(version=table.version, seeds_in_play=[*seeds, table.next_server_seed])  # and the next one
     rnd = table.current_round
     if rnd is None or rnd.voided:
         return truth

@@ -28,7 +28,9 @@ def refused(frame, *, html=False):
 
 
 def test_every_action_parses_with_its_arguments():
-    assert parse_json({"action": "sit", "seat": 3, "v": 0}) == {"action": "sit", "seat": 3, "v": 0}
+    sit = {"action": "sit", "seat": 3, "v": 0}
+    assert parse_json(sit) == {"action": "sit", "seat": 3, "seed": None, "v": 0}
+    assert parse_json({"action": "sit", "seat": 3, "seed": "my-Seed_1.0", "v": 0})["seed"] == "my-Seed_1.0"
     assert parse_json({"action": "leave", "v": 7}) == {"action": "leave", "v": 7}
     assert parse_json({"action": "ready", "v": 7}) == {"action": "ready", "v": 7}
     assert parse_json({"action": "bet", "amount": 25, "v": 2}) == {
@@ -154,6 +156,18 @@ def test_bad_seats(seat):
         error = refused(message)
         assert error.code == "bad_message"
         assert "'seat'" in error.message
+
+
+@pytest.mark.parametrize("seed", ["", "x" * 65, "with space", "semi;colon", "é", 7, True, ["a"], {"a": 1}])
+def test_bad_seeds(seed):
+    error = refused({"action": "sit", "seat": 1, "seed": seed, "v": 1})
+    assert error.code == "bad_message"
+    assert "'seed'" in error.message
+
+
+def test_a_seed_of_64_characters_is_the_longest():
+    assert parse_json({"action": "sit", "seat": 1, "seed": "a" * 64, "v": 1})["seed"] == "a" * 64
+    assert parse_form({"action": "sit", "seat": "1", "seed": "", "v": "1"})["seed"] is None  # a form's empty
 
 
 def test_sit_needs_a_seat():

@@ -123,7 +123,16 @@ def test_spectator_sees_the_upcard_and_a_null_hole_card(users):
     assert sorted(payload_cards(view)) == sorted(["9h", "7c", "5s", "6d", "Th"])
     text = json.dumps(view)
     assert shoe.server_seed not in text
-    assert view["table"]["shoe"] == {"id": shoe.pk, "hash": shoe.seed_hash, "cards_left": 312 - 6, "decks": 6}
+    assert Table.objects.get(pk=table.pk).next_server_seed not in text
+    assert view["table"]["shoe"] == {
+        "id": shoe.pk,
+        "hash": shoe.seed_hash,
+        "client_seed": shoe.client_seed,
+        "seat_seeds": shoe.seat_seeds,
+        "nonce": shoe.nonce,
+        "cards_left": 312 - 6,
+        "decks": 6,
+    }
     assert view["you"]["is_spectator"] is True
     assert view["you"]["allowed"] == []
     assert view["you"]["hint"] is None
