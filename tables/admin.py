@@ -21,6 +21,7 @@ from tables.engine.errors import EngineError
 from tables.engine.rules import CHARLIE, DOUBLE_ON, MAX_DECKS, MIN_DECKS, PAYOUTS, SURRENDER, RuleSet
 from tables.models import (
     MAX_SEATS,
+    MAX_WINDOW_SECONDS,
     ActionLog,
     ChatMessage,
     OpenTableBounds,
@@ -222,9 +223,9 @@ class TableForm(forms.ModelForm):
         seats, per_player = cleaned.get("seats"), cleaned.get("seats_per_player")
         if seats is not None and per_player is not None and not 1 <= per_player <= seats:
             self.add_error("seats_per_player", "Seats per player must be 1 to the number of seats.")
-        for name in ("betting_seconds", "insurance_seconds", "turn_seconds", "ready_seconds"):
-            if cleaned.get(name) is not None and cleaned[name] < 1:
-                self.add_error(name, "At least one second.")
+        for name in services.WINDOW_SETTINGS:
+            if cleaned.get(name) is not None and not 1 <= cleaned[name] <= MAX_WINDOW_SECONDS:
+                self.add_error(name, f"From 1 to {MAX_WINDOW_SECONDS} seconds.")
         if self.instance.pk and seats is not None:
             taken = self.instance.seat_set.filter(user__isnull=False, number__gt=seats).order_by("number")
             first = taken.values_list("number", flat=True).first()

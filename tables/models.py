@@ -21,6 +21,9 @@ from tables.engine.rules import RuleSet
 from tables.engine.shoe import new_server_seed
 
 MAX_SEATS = 7
+#: The longest decision window staff may set (betting, insurance, turn, ready check), in seconds: long enough
+#: for any player, short enough that a silent one cannot hold a table for long.
+MAX_WINDOW_SECONDS = 600
 CHAT_MAX_LENGTH = 300
 
 

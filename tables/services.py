@@ -63,6 +63,7 @@ from tables.history import recording as history
 from tables.models import (
     CHAT_MAX_LENGTH,
     MAX_SEATS,
+    MAX_WINDOW_SECONDS,
     ActionLog,
     ChatMessage,
     OpenTableBounds,
@@ -440,7 +441,9 @@ def recover_tables(*, clear_presence: bool = False) -> int:
 
 # --- staff changes (the admin) ----------------------------------------------------------------------------
 
-#: Table settings staff may change with `update_table`.
+#: The decision windows' lengths (1 to MAX_WINDOW_SECONDS), and the table settings staff may change with
+#: `update_table`.
+WINDOW_SETTINGS = ("betting_seconds", "insurance_seconds", "turn_seconds", "ready_seconds")
 TABLE_SETTINGS = (
     "name",
     "preset",
@@ -448,10 +451,7 @@ TABLE_SETTINGS = (
     "max_bet",
     "seats",
     "seats_per_player",
-    "betting_seconds",
-    "insurance_seconds",
-    "turn_seconds",
-    "ready_seconds",
+    *WINDOW_SETTINGS,
     "is_private",
 )
 
@@ -498,6 +498,9 @@ def _check_table_settings(table: Table) -> None:
         raise ActionRefused("bad_message", f"A table has 1 to {MAX_SEATS} seats.")
     if not 1 <= table.seats_per_player <= table.seats:
         raise ActionRefused("bad_message", "Seats per player must be 1 to the number of seats.")
+    for name in WINDOW_SETTINGS:
+        if not 1 <= getattr(table, name) <= MAX_WINDOW_SECONDS:
+            raise ActionRefused("bad_message", f"A decision window lasts 1 to {MAX_WINDOW_SECONDS} seconds.")
 
 
 def close_table(*, table_id: int) -> int:
@@ -684,6 +687,9 @@ def _guarded(table_id: int, body, now: datetime) -> int:
         return int(void_round(round_id=broken.round_id, reason=broken.reason))
     except ActionRefused as refused:
         logger.error("table %s: expiry refused: %s", table_id, refused)
+        return 0
+    except Exception:  # one table's failure must not stop the clock for every other table
+        logger.exception("table %s: expiry failed", table_id)
         return 0
 
 

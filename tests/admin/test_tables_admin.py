@@ -44,7 +44,9 @@ def change_url(table: Table) -> str:
         ({"seats": 8}, "seats", "1 to 7"),
         ({"seats": 0}, "seats", "1 to 7"),
         ({"seats": 3, "seats_per_player": 4}, "seats_per_player", "1 to the number of seats"),
-        ({"turn_seconds": 0}, "turn_seconds", "At least one second"),
+        ({"turn_seconds": 0}, "turn_seconds", "From 1 to 600 seconds"),
+        ({"turn_seconds": 601}, "turn_seconds", "From 1 to 600 seconds"),
+        ({"ready_seconds": 10**12}, "ready_seconds", "From 1 to 600 seconds"),
     ],
 )
 def test_bad_settings_are_refused_with_a_message(admin_client, table, settings, changes, field, message):
@@ -65,6 +67,17 @@ def test_the_service_refuses_limits_above_the_cap(table, settings):
     with pytest.raises(services.ActionRefused):
         services.update_table(table_id=table.pk, min_bet=0)
     assert Table.objects.get(pk=table.pk).max_bet == 500
+
+
+@pytest.mark.parametrize("name", ["betting_seconds", "insurance_seconds", "turn_seconds", "ready_seconds"])
+def test_the_service_refuses_a_window_the_clock_could_not_keep(table, name):
+    for seconds in (0, 601, 10**12):
+        with pytest.raises(services.ActionRefused) as refused:
+            services.update_table(table_id=table.pk, **{name: seconds})
+        assert refused.value.code == "bad_message"
+    assert getattr(Table.objects.get(pk=table.pk), name) == getattr(table, name)
+    services.update_table(table_id=table.pk, **{name: 600})
+    assert getattr(Table.objects.get(pk=table.pk), name) == 600
 
 
 def test_creating_a_table_makes_its_seats_and_tells_the_lobby(
