@@ -48,6 +48,27 @@ class RegistrationForm(UserCreationForm):
     def clean_email(self):
         return _unused_email(self.cleaned_data["email"], user=None)
 
+    def clean_username(self):
+        username = super().clean_username()
+        if username and _name_taken(username, user=None):
+            raise ValidationError(
+                "That name is another player's or the house's; pick a different one.", code="impersonation"
+            )
+        return username
+
+
+#: Names only the house speaks as.
+RESERVED_NAMES = frozenset({"dealer", "house", "casino", "admin", "staff", "support", "system", "moderator"})
+
+
+def _name_taken(name: str, *, user) -> bool:
+    """Would `name` look like someone else at the tables: another player's username or display name
+    (ignoring case), or a name the house uses?"""
+    if name.casefold() in RESERVED_NAMES:
+        return True
+    others = User.objects.exclude(pk=getattr(user, "pk", None))
+    return others.filter(username__iexact=name).exists() or others.filter(display_name__iexact=name).exists()
+
 
 def _unused_email(email: str, *, user) -> str:
     """One account per address, so a password-reset link always reaches the account it was asked for."""
@@ -70,8 +91,8 @@ class ProfileForm(forms.ModelForm):
     def clean_display_name(self):
         # NFC first, so a name typed with combining accents is judged (and stored) like its precomposed twin.
         name = unicodedata.normalize("NFC", self.cleaned_data["display_name"])
-        if name and User.objects.exclude(pk=self.instance.pk).filter(username__iexact=name).exists():
+        if name and _name_taken(name, user=self.instance):
             raise ValidationError(
-                "That is another player's username; pick a different name.", code="impersonation"
+                "That name is another player's or the house's; pick a different one.", code="impersonation"
             )
         return name

@@ -65,9 +65,15 @@ def test_good_display_names_are_saved_and_shown(logged_in, player, name):
         "x" * (DISPLAY_NAME_MAX_LENGTH + 1),
         "bob",  # another player's username
         "BOB",
+        "Bobby Tables",  # another player's display name
+        "bobby tables",
+        "Dealer",  # the house's
+        "HOUSE",
     ],
 )
 def test_bad_display_names_are_refused(logged_in, player, other_player, name):
+    other_player.display_name = "Bobby Tables"
+    other_player.save()
     response = save_profile(logged_in, display_name=name)
     assert response.status_code == 200
     assert "display_name" in response.context["form"].errors

@@ -72,6 +72,15 @@ def test_registration_rejects_bad_input(client, fields, error_field):
     assert "_auth_user_id" not in client.session
 
 
+@pytest.mark.parametrize("username", ["Dealer", "house", "Ann_the_Bold"])
+def test_registration_refuses_a_name_the_house_or_another_player_shows(client, player, username):
+    player.display_name = "ann_the_bold"
+    player.save()
+    response = register(client, username=username)
+    assert "another player's or the house's" in " ".join(response.context["form"].errors["username"])
+    assert User.objects.count() == 1
+
+
 def test_registration_rejects_taken_username_and_email_ignoring_case(client, player):
     response = register(client, username="ALICE")
     assert "username" in response.context["form"].errors
