@@ -939,8 +939,8 @@ def _new_shoe(change: _Change, rules: RuleSet) -> Shoe:
     table.next_server_seed = new_server_seed()
     change.event(
         TableEvent.Kind.SHOE,
-        f"New shoe of {rules.decks} deck(s); seed hash {shoe.seed_hash[:16]}..., client seed "
-        f"{shoe.client_seed[:16]}... from {len(digests)} player seed(s).",
+        f"New shoe of {_count(rules.decks, 'deck')}; seed hash {shoe.seed_hash[:16]}..., client seed "
+        f"{shoe.client_seed[:16]}... from {_count(len(digests), 'player seed')}.",
     )
     return shoe
 
@@ -1074,7 +1074,7 @@ def _bet(change: _Change, user, action: dict[str, Any]) -> None:
     _apply(change, {"action": "bet", "seat": number, "amount": amount}, user=user, seat=number)
     seat = change.seats[number]
     seat.sitting_out = False
-    change.event(TableEvent.Kind.BET, f"{_name(user)} bets {amount} on seat {number}.")
+    change.event(TableEvent.Kind.BET, f"{_name(user)} bets {amount:,} on seat {number}.")
     if _betting_complete(change):
         _close_betting(change, timed_out=False)
 
@@ -1345,8 +1345,12 @@ def _play_text(change: _Change, user, name: str, number: int, index: int, before
     elif name == "double":
         text = f"{who} doubles on {hand_value(before)[0]}:{drawn}, {total}"
     elif name == "split":
-        # "splits a pair of kings", not "splits Ks": that would read as the king of spades.
-        text = f"{who} splits a pair of {_RANK_NAMES[before[0][0]]}" if before else f"{who} splits"
+        # "splits a pair of kings", not "splits Ks": that would read as the king of spades. A king and a queen
+        # are no pair of anything: two tens.
+        if len(before) == 2 and before[0][0] == before[1][0]:
+            text = f"{who} splits a pair of {_RANK_NAMES[before[0][0]]}"
+        else:
+            text = f"{who} splits two tens" if before else f"{who} splits"
     elif name == "surrender":
         return f"{who} surrenders (seat {number})."
     else:
@@ -1357,12 +1361,21 @@ def _play_text(change: _Change, user, name: str, number: int, index: int, before
 
 
 def _result_text(user, number: int, seat_state, net: int) -> str:
-    results = ", ".join(hand.result or "" for hand in seat_state.hands)
+    """ "Ann wins 150 (blackjack, seat 1)."; insurance, a side bet, is named with what it did."""
+    results = [hand.result or "" for hand in seat_state.hands]
+    if seat_state.insurance:
+        paid = f"pays {seat_state.insurance_payout:,}" if seat_state.insurance_payout else "lost"
+        results.append(f"insurance {paid}")
+    details = f"({', '.join(results)}, seat {number})"
     if net > 0:
-        return f"{_name(user)} wins {net} ({results}, seat {number})."
+        return f"{_name(user)} wins {net:,} {details}."
     if net < 0:
-        return f"{_name(user)} loses {-net} ({results}, seat {number})."
-    return f"{_name(user)} gets the stake back ({results}, seat {number})."
+        return f"{_name(user)} loses {-net:,} {details}."
+    return f"{_name(user)} breaks even {details}."
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _is_blackjack(cards: list[str]) -> bool:

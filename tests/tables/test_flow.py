@@ -85,6 +85,22 @@ def test_dealer_blackjack_ends_the_round_and_pays_insurance(table, alice, bob, a
     assert balance(alice) == 10_000  # loses 100, insurance 50 pays 150
     assert balance(bob) == 9_900
     assert_books_balance()
+    results = TableEvent.objects.filter(table=table, kind="result").order_by("id")
+    assert list(results.values_list("text", flat=True)) == [
+        "Alice breaks even (lose, insurance pays 150, seat 2).",
+        "Bob loses 100 (lose, seat 5).",
+    ]
+
+
+def test_a_split_of_a_king_and_a_queen_is_no_pair_of_kings(make_table, alice, act, scripted_shoe):
+    table = make_table(max_bet=5_000)
+    scripted_shoe(table, deal_cards(["Kc", "Qd"], dealer=["9h", "7c"], then=["5s", "6s"]))
+    act(table, alice, "sit", seat=1)
+    act(table, alice, "bet", amount=1_000)
+    act(table, alice, "split")
+    texts = list(TableEvent.objects.filter(table=table).values_list("text", flat=True))
+    assert "Alice splits two tens (seat 1)." in texts
+    assert "Alice bets 1,000 on seat 1." in texts
 
 
 def test_split_double_surrender_and_the_next_round(table, alice, bob, act, balance, scripted_shoe):
