@@ -193,6 +193,12 @@ def is_mine(seat, you) -> bool:
 
 
 @register.filter
+def sitting_out_for(seats, you) -> bool:
+    """Whether one of the viewer's seats sits out (it missed a betting window: the table deals without it)."""
+    return any(seat.get("sitting_out") and is_mine(seat, you) for seat in seats or [])
+
+
+@register.filter
 def bet_chips(limits) -> list[int]:
     """Chip buttons offered for a table: the usual denominations that fit under its maximum bet."""
     max_bet = limits.get("max_bet") or 0

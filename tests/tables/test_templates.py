@@ -425,6 +425,21 @@ def test_betting_controls_post_the_amount_to_each_own_seat():
     assert controls.find_all(class_="play-group") == []
 
 
+def test_a_player_sitting_out_is_told_the_table_will_not_wait_for_their_bet():
+    view = playing_view()
+    view["table"] |= {"phase": "betting", "turn": None}
+    view["you"] |= {"allowed": ["bet", "chat", "leave"], "allowed_by_seat": {"2": ["bet"]}, "hint": None}
+    assert "Place your bet" in by_id(render_live(view), "table-status").text_content()
+    view["table"]["seats"][1]["sitting_out"] = True  # seat 2, alice's
+    status = by_id(render_live(view), "table-status").text_content()
+    assert "You are sitting out" in status
+    assert "as soon as the others have bet" in status
+    assert "Place your bet" not in status
+    view["table"]["seats"][1]["sitting_out"] = False
+    view["table"]["seats"][0]["sitting_out"] = True  # someone else's seat
+    assert "Place your bet" in by_id(render_live(view), "table-status").text_content()
+
+
 def test_insurance_offers_take_and_decline():
     view = playing_view()
     view["table"] |= {"phase": "insurance", "turn": None}
