@@ -103,10 +103,16 @@ def card_face(card) -> dict:
 
 @register.filter
 def hand_total(hand) -> str:
-    """The total as players say it: "17", "soft 17"; empty when unknown."""
+    """The total as players say it: "17", "soft 17", "Blackjack" (two cards of 21, not after a split),
+    "22 bust"; empty when unknown. For a player's hand and the dealer's (whose hidden card is None)."""
     total = hand.get("total") if isinstance(hand, dict) else None
     if total is None:
         return ""
+    cards = hand.get("cards") or []
+    if total == 21 and len(cards) == 2 and None not in cards and not hand.get("split"):
+        return "Blackjack"
+    if total > 21:
+        return f"{total} bust"
     return f"soft {total}" if hand.get("soft") else str(total)
 
 
@@ -230,9 +236,10 @@ def net_result(hand) -> int:
 
 @register.filter
 def signed_chips(value) -> str:
-    """ "+150" / "-1.2K" for a result, with a typographic minus sign (U+2212) that reads well at a glance."""
+    """ "+150" / "-1,250" for a result, exact (a result is what a player checks their chips against), with a
+    typographic minus sign (U+2212) that reads well at a glance."""
     amount = int(value)
-    text = chips_short(abs(amount))
+    text = f"{abs(amount):,}"
     return f"+{text}" if amount > 0 else f"\u2212{text}" if amount < 0 else "0"
 
 

@@ -565,6 +565,11 @@ def test_hand_total():
     assert table_ui.hand_total({"total": 17, "soft": True}) == "soft 17"
     assert table_ui.hand_total({"total": 17, "soft": False}) == "17"
     assert table_ui.hand_total({"total": None, "soft": False}) == ""
+    assert table_ui.hand_total({"total": 21, "soft": True, "cards": ["As", "Kd"]}) == "Blackjack"
+    assert table_ui.hand_total({"total": 21, "soft": True, "cards": ["As", "Kd"], "split": True}) == "soft 21"
+    assert table_ui.hand_total({"total": 21, "soft": False, "cards": ["7s", "4d", "Kd"]}) == "21"
+    assert table_ui.hand_total({"total": 11, "soft": True, "cards": ["As", None]}) == "soft 11"  # hole down
+    assert table_ui.hand_total({"total": 22, "soft": False, "cards": ["Ts", "6d", "6h"]}) == "22 bust"
 
 
 def test_seconds_left_and_clock():
@@ -589,6 +594,7 @@ def test_seat_slots_fill_the_arc():
 def test_results_read_as_signed_chips():
     assert table_ui.net_result({"bet": 100, "payout": 250}) == 150
     assert table_ui.net_result({"bet": 100, "payout": None}) == 0
-    assert table_ui.signed_chips(1_500) == "+1.5K"
+    assert table_ui.signed_chips(1_500) == "+1,500"
+    assert table_ui.signed_chips(-1_250) == "\u22121,250"  # exact: never rounded to "1.2K"
     assert table_ui.signed_chips(-50) == "\u221250"
     assert table_ui.signed_chips(0) == "0"
