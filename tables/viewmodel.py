@@ -568,6 +568,7 @@ def _seat_view(number: int, row: _SeatRow | None, state, turn) -> dict[str, Any]
         "avatar_url": _avatar_url(row.user__avatar) if taken else None,
         "bet": engine_seat.bet if engine_seat is not None else 0,
         "insurance": engine_seat.insurance if engine_seat is not None else 0,
+        "insurance_payout": engine_seat.insurance_payout if engine_seat is not None else 0,
         "in_round": engine_seat is not None and bool(engine_seat.hands),
         "hands": hands,
         "ready": taken and row.ready,

@@ -235,6 +235,12 @@ def net_result(hand) -> int:
 
 
 @register.filter
+def insurance_net(seat) -> int:
+    """What a settled seat's insurance won (2:1 on a dealer blackjack) or lost."""
+    return (seat.get("insurance_payout") or 0) - (seat.get("insurance") or 0)
+
+
+@register.filter
 def signed_chips(value) -> str:
     """ "+150" / "-1,250" for a result, exact (a result is what a player checks their chips against), with a
     typographic minus sign (U+2212) that reads well at a glance."""

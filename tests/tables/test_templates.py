@@ -123,6 +123,7 @@ def seat(number, player, *, hands=(), is_turn=False, **extra):
         "avatar_url": "/static/avatars/spade.svg" if player else None,
         "bet": sum(hand["bet"] for hand in hands),
         "insurance": 0,
+        "insurance_payout": 0,
         "in_round": bool(hands),
         "hands": list(hands),
         "ready": False,
@@ -438,6 +439,18 @@ def test_a_player_sitting_out_is_told_the_table_will_not_wait_for_their_bet():
     view["table"]["seats"][1]["sitting_out"] = False
     view["table"]["seats"][0]["sitting_out"] = True  # someone else's seat
     assert "Place your bet" in by_id(render_live(view), "table-status").text_content()
+
+
+def test_a_settled_seat_shows_what_its_insurance_did():
+    view = playing_view()
+    mine = view["table"]["seats"][1]
+    mine["insurance"] = 50
+    assert "Insured 50" in by_id(render_live(view), "seats").text_content()
+    view["table"] |= {"phase": "settled", "turn": None}
+    mine["insurance_payout"] = 150
+    assert "Insurance +100" in by_id(render_live(view), "seats").text_content()
+    mine["insurance_payout"] = 0
+    assert "Insurance \u221250" in by_id(render_live(view), "seats").text_content()
 
 
 def test_insurance_offers_take_and_decline():
