@@ -223,6 +223,8 @@ def note_presence(*, table_id: int, user, connected: bool, channel_name: str) ->
         change = _Change.begin(table_id, load_round=False)
         seats = [seat for seat in change.seats.values() if seat.user_id == user.pk]
         if connected:
+            # A player who sat down before their first connection here (from the lobby) shows online now.
+            arrived = bool(seats) and not Presence.objects.filter(table=change.table, user=user).exists()
             Presence.objects.get_or_create(
                 channel_name=channel_name, defaults={"table": change.table, "user": user}
             )
@@ -231,8 +233,8 @@ def note_presence(*, table_id: int, user, connected: bool, channel_name: str) ->
                 seat.disconnected_at = None
         else:
             Presence.objects.filter(channel_name=channel_name).delete()
-            marked = _mark_if_gone(change, user.pk)
-        if marked:
+            marked, arrived = _mark_if_gone(change, user.pk), False
+        if marked or arrived:
             change.finish()
 
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 from accounts.audit import audit_ledger
 from tables import broadcast, clock, liveness, services
 from tables.models import Phase, Presence, Seat, Table, TableEvent
+from tables.viewmodel import build_table_view
 from tests.tables.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -208,6 +209,19 @@ def test_reconnecting_within_the_grace_period_keeps_the_seat(table, alice, act):
     services.note_presence(table_id=table.pk, user=alice, connected=True, channel_name="c3")
     assert seat_of(table, 3).disconnected_at is None
     assert services.expire_due(now=timezone.now() + timedelta(seconds=10)) == 0
+
+
+def test_a_player_who_sat_before_connecting_shows_online_once_connected(table, alice, bob, act):
+    """Sitting from the lobby (HTTP) comes before the table page's websocket: its arrival is a change."""
+    act(table, alice, "sit", seat=3)
+    before = fresh(table).version
+    services.note_presence(table_id=table.pk, user=alice, connected=True, channel_name="c1")
+    assert fresh(table).version == before + 1
+    seat = next(s for s in build_table_view(table_id=table.pk, user=bob)["table"]["seats"] if s["seat"] == 3)
+    assert seat["connected"] is True
+    services.note_presence(table_id=table.pk, user=alice, connected=True, channel_name="c2")  # a second tab
+    services.note_presence(table_id=table.pk, user=bob, connected=True, channel_name="c3")  # a spectator
+    assert fresh(table).version == before + 1  # neither changes what anyone sees
 
 
 @dataclass(eq=False)
