@@ -5,6 +5,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 
 from accounts import throttling
 
@@ -67,7 +68,7 @@ def _name_taken(name: str, *, user) -> bool:
     if name.casefold() in RESERVED_NAMES:
         return True
     others = User.objects.exclude(pk=getattr(user, "pk", None))
-    return others.filter(username__iexact=name).exists() or others.filter(display_name__iexact=name).exists()
+    return others.filter(Q(username__iexact=name) | Q(display_name__iexact=name)).exists()
 
 
 def _unused_email(email: str, *, user) -> str:

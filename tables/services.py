@@ -50,6 +50,7 @@ from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.engine.rules import RuleSet
 from tables.engine.shoe import (
+    MAX_PLAYER_SEED,
     client_seed_of,
     cut_card_index,
     dealing_order,
@@ -707,7 +708,9 @@ def _sit(change: _Change, user, action: dict[str, Any]) -> None:
         raise ActionRefused("bad_message", f"Choose a seat from 1 to {table.seats}.")
     seed = action.get("seed")
     if seed is not None and not is_player_seed(seed):
-        raise ActionRefused("bad_message", "A seed is 1 to 64 letters, digits, '-', '_' or '.'.")
+        raise ActionRefused(
+            "bad_message", f"A seed is 1 to {MAX_PLAYER_SEED} letters, digits, '-', '_' or '.'."
+        )
     seat = change.seats.get(number)
     if seat is None:
         seat = change.seats[number] = Seat.objects.create(table=table, number=number)
