@@ -613,7 +613,7 @@ def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
         if seat_rows.get(number) is None or not seat_rows[number].user_id
     ]
     can_sit = table.is_open and bool(free) and len(mine) < table.seats_per_player
-    by_seat = {str(number): _seat_actions(table, seat_rows[number], state) for number in mine}
+    by_seat = {str(number): _seat_actions(table, seat_rows[number], state, balance) for number in mine}
     allowed = {"chat"}
     if can_sit:
         allowed.add("sit")
@@ -623,7 +623,7 @@ def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
         allowed.update(actions)
     hint = None
     if turn is not None and turn[0] in mine and state is not None:
-        action = recommend(state, turn[0], turn[1])
+        action = recommend(state, turn[0], turn[1], allowed=by_seat[str(turn[0])])
         if action is not None:
             hint = {"seat": turn[0], "hand": turn[1], "action": action}
     return {
@@ -639,8 +639,9 @@ def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
     }
 
 
-def _seat_actions(table: Table, row: _SeatRow, state) -> list[str]:
-    """Actions the server would accept for this seat now (`leave` and `chat` are table-level)."""
+def _seat_actions(table: Table, row: _SeatRow, state, balance: int | None) -> list[str]:
+    """Actions the server would accept for this seat now (`leave` and `chat` are table-level): a double or a
+    split the player's `balance` cannot cover is left out."""
     phase = table.phase
     actions: list[str] = []
     if phase == Phase.SETTLED and not row.ready:
@@ -651,6 +652,12 @@ def _seat_actions(table: Table, row: _SeatRow, state) -> list[str]:
         # The engine's betting actions are `bet` (placing or changing it) and `sit_out`, which is no protocol
         # action; insurance-window offers and the turn's plays are protocol actions as they are.
         actions.extend(name for name in allowed_actions(state, row.number) if name in _SEAT_ACTIONS)
+        if balance is not None and ("double" in actions or "split" in actions):
+            seat_state = state.seats[row.number]
+            if balance < seat_state.hands[state.turn_hand].bet:  # a double stakes the hand's bet again
+                actions = [name for name in actions if name != "double"]
+            if balance < seat_state.bet:  # a split stakes the original bet on the new hand
+                actions = [name for name in actions if name != "split"]
     return sorted(actions, key=_SEAT_ACTION_ORDER.index)
 
 

@@ -301,14 +301,18 @@ def _option_values(
     return result
 
 
-def recommend(state: RoundState, seat: int, hand: int | None = None) -> str | None:
+def recommend(
+    state: RoundState, seat: int, hand: int | None = None, *, allowed: Collection[str] | None = None
+) -> str | None:
     """What basic strategy would do now for `seat` (the table's hint), or None when it has nothing to decide.
 
     Playing phase: the action for the hand whose turn it is (`hand`, if given, must be that hand). Insurance
     window: "surrender" when the seat should accept an early surrender, else "decline" (decline insurance,
-    even money and surrender alike: basic strategy never insures).
+    even money and surrender alike: basic strategy never insures). `allowed` narrows the engine's legal
+    actions (a player who cannot afford to double is told the next best play).
     """
-    allowed = allowed_actions(state, seat)
+    legal = allowed_actions(state, seat)
+    allowed = legal if allowed is None else [action for action in legal if action in allowed]
     if state.phase not in ("insurance", "playing") or not allowed:
         return None
     strategy = basic_strategy(state.rules)

@@ -193,6 +193,18 @@ def seat_actions(you, seat) -> list[str]:
 
 
 @register.filter
+def can_insure(view) -> bool:
+    """Whether the viewer's balance covers insurance on every seat of theirs offered it (half of each bet;
+    the insurance form answers for all of them at once)."""
+    you = view.get("you") or {}
+    balance = you.get("balance")
+    by_seat = you.get("allowed_by_seat") or {}
+    offered = {int(seat) for seat, actions in by_seat.items() if "insurance" in actions}
+    cost = sum(seat["bet"] // 2 for seat in view["table"]["seats"] if seat["seat"] in offered)
+    return balance is not None and cost <= balance
+
+
+@register.filter
 def is_mine(seat, you) -> bool:
     """Whether the viewer sits in this seat entry."""
     return bool(seat.get("player")) and seat.get("seat") in ((you or {}).get("seats") or [])
