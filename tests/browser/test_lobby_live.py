@@ -90,3 +90,16 @@ def test_lobby_on_a_phone(transactional_db, open_page, tmp_path):
     assert heights
     assert min(heights) >= 44
     snapshot(page, screenshot_dir(tmp_path) / "lobby-phone.png")
+
+
+def test_the_open_table_form_fills_a_phone_screen(transactional_db, open_page, tmp_path):
+    # The form is a panel (`.card` in site.css); the table page's stylesheet gives `.card` a playing card's
+    # size, and loaded here it squeezed the form into a card 48 px wide with its fields spilling out.
+    page = open_page(make_player("max", "Max"), viewport={"width": 390, "height": 844}, is_mobile=True)
+    page.goto("/tables/new/")
+    form = page.locator("form.card")
+    expect(form).to_be_visible()
+    assert form.bounding_box()["width"] >= 300
+    assert page.get_by_label("Name").bounding_box()["width"] >= 250
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    snapshot(page, screenshot_dir(tmp_path) / "open-table-phone.png")
