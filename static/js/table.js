@@ -2,7 +2,8 @@
  * The table and lobby pages' small helpers. No game logic: the server decides what is allowed and sends
  * the HTML; this file only shows the connection state, ticks the countdown the server rendered, maps
  * keyboard shortcuts onto the buttons the server enabled, fills the bet input from chip buttons, keeps the
- * chat scrolled and the keyboard focus in place across live updates, and draws the seed a player sits down with.
+ * chat scrolled and the keyboard focus in place across live updates, brings the player's hand into view when
+ * their turn comes, clears a refusal after a while, and draws the seed a player sits down with.
  */
 (function () {
   'use strict';
@@ -90,9 +91,56 @@
     focusedInControls = Boolean(active && active.closest && active.closest('#controls, #seats'));
   });
 
+  // When the turn comes to one of the player's hands, bring it into view if it is not (on a phone the page is
+  // taller than the screen); once per turn, so a player who scrolls away is left alone.
+  var shownTurn = null;
+
+  function showMyTurn() {
+    var hand = document.querySelector('#seats .seat-mine .hand-turn');
+    if (!hand) { shownTurn = null; return; }
+    var seat = hand.closest('.seat').getAttribute('aria-label');
+    if (seat === shownTurn) { return; }
+    shownTurn = seat;
+    // What the sticky status bar (top) and the phone's decision bar (bottom) leave of the screen.
+    var status = document.getElementById('table-status');
+    var bar = document.querySelector('.decision-bar.is-yours');
+    var top = status ? status.getBoundingClientRect().bottom : 0;
+    var bottom = window.innerHeight;
+    if (bar && window.getComputedStyle(bar).position === 'fixed') { bottom = bar.getBoundingClientRect().top; }
+    var box = hand.getBoundingClientRect();
+    if (box.top >= top && box.bottom <= bottom) { return; }
+    // The dealer's cards too, if the felt's top and the hand fit together; else the hand alone, centred.
+    var felt = document.querySelector('.felt');
+    var from = felt && box.bottom - felt.getBoundingClientRect().top <= bottom - top ? felt : hand;
+    var shift = from === hand ? (box.top + box.bottom) / 2 - (top + bottom) / 2 : from.getBoundingClientRect().top - top;
+    window.scrollBy({ top: shift, behavior: 'smooth' });
+  }
+
+  // A refusal floats over the page: it goes at the next update, or after a while if none comes, or on a tap.
+  var FLASH_MS = 8000;
+  var flashTimer = null;
+
+  function clearFlashSoon() {
+    var flash = document.getElementById('flash');
+    window.clearTimeout(flashTimer);
+    if (flash && flash.textContent.trim()) {
+      var shown = flash.innerHTML;
+      flashTimer = window.setTimeout(function () {
+        if (flash.innerHTML === shown) { flash.innerHTML = ''; }
+      }, FLASH_MS);
+    }
+  }
+
+  document.addEventListener('click', function (event) {
+    var message = event.target.closest && event.target.closest('#flash .flash-message');
+    if (message) { message.remove(); }
+  });
+
   document.addEventListener('htmx:wsAfterMessage', function () {
     startCountdown();
     scrollChat();
+    showMyTurn();
+    clearFlashSoon();
     if (!focusedId || (document.activeElement && document.activeElement !== document.body)) { return; }
     var again = document.getElementById(focusedId);
     if (again && !again.disabled && !again.closest('[hidden], .is-hidden')) {

@@ -265,7 +265,29 @@ def test_phone_screen_has_no_sideways_scroll_and_big_buttons(transactional_db, o
             .filter(([, height]) => height < 44)"""
     )
     assert small == []
+    # The dealer's cards, the player's hand and the play buttons fit on one screen: the buttons in a bar at
+    # the bottom, the hand scrolled into view under the status bar if it was not.
+    expect(page.locator(".decision-bar.is-yours #play-hit")).to_be_in_viewport()
+    page.wait_for_function(
+        """() => {
+            const status = document.getElementById('table-status').getBoundingClientRect();
+            const bar = document.querySelector('.decision-bar.is-yours').getBoundingClientRect();
+            const shown = ['#seats .seat-mine .hand-turn', '#dealer .card']
+                .map((selector) => document.querySelector(selector).getBoundingClientRect());
+            return bar.bottom <= window.innerHeight
+                && shown.every((box) => box.top >= status.bottom && box.bottom <= bar.top);
+        }"""
+    )
     snapshot(page, screenshot_dir(tmp_path) / "table-phone.png")
+
+    # A refusal shows on the screen wherever the page is scrolled, and goes away on a tap.
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    page.evaluate("() => document.querySelectorAll('input[name=v]').forEach((input) => (input.value = '0'))")
+    page.locator("#play-stand").click()
+    expect(page.locator("#flash")).to_contain_text("The table has changed")
+    expect(page.locator("#flash .flash-message")).to_be_in_viewport()
+    page.locator("#flash .flash-message").tap()
+    expect(page.locator("#flash")).to_be_empty()
 
 
 def test_reconnect_restores_the_exact_table(transactional_db, open_page):
