@@ -13,7 +13,8 @@ order, by the connection's worker task; broadcasts are handled meanwhile, one at
 connection's mailbox (`tables.fanout`: delivered in process, not through the channel layer), and every send
 of a view checks the version last sent, so the two never send an older state after a newer one.
 
-Formats: `?format=json` sends the view as JSON; otherwise the view is rendered to HTML fragments
+Formats: `?format=json` sends the view as JSON (with `&log=off`, without the table's log and chat lists);
+otherwise the view is rendered to HTML fragments
 (`tables/partials/live.html`, `tables/partials/lobby_rows.html`) whose top-level elements htmx swaps by id.
 Private tables are watched through their link: the page passes `?token=<private token>` on the websocket URL
 (players holding a seat and the creator need none).
@@ -144,6 +145,7 @@ class TableConsumer(_Consumer):
         self.user = self.scope["user"]
         query = _query(self.scope)
         self.json_format = query.get("format") == "json"
+        self.lean = self.json_format and query.get("log") == "off"
         self.sent_version = -1
         self.flood = FloodGuard()
         self.inbox: asyncio.Queue[str | bytes] = asyncio.Queue()
@@ -362,7 +364,7 @@ class TableConsumer(_Consumer):
 
     def _encode(self, found: ViewerView, error: dict[str, str] | None) -> str:
         if self.json_format:
-            return found.json()
+            return found.json(lean=self.lean)
         return live_html(found, user=self.user, error=error)
 
 

@@ -52,6 +52,9 @@ logger = logging.getLogger(__name__)
 
 EVENTS_SHOWN = 30
 CHAT_SHOWN = 30
+# The view's table lists that a JSON client may go without (`?format=json&log=off`): about half of a state's
+# bytes, which a bot that only plays never reads (chat lines also arrive as `chat` messages of their own).
+LOG_LISTS = ("events", "chat")
 
 # Engine actions that are also protocol actions (the engine's `sit_out`, `deal` and `timeout` are not).
 _SEAT_ACTIONS = ("bet", "insurance", "even_money", "hit", "stand", "double", "split", "surrender")
@@ -100,6 +103,11 @@ class _Shared:
         """The `table` part as JSON, encoded once for every JSON viewer of this version."""
         return json.dumps(self.view_table)
 
+    @cached_property
+    def lean_table_json(self) -> str:
+        """The `table` part without its log and chat lists (`LOG_LISTS`), for clients that skip them."""
+        return json.dumps({key: value for key, value in self.view_table.items() if key not in LOG_LISTS})
+
     def keep(self, key: str, make: Callable[[], Any]) -> Any:
         """`make()` computed once for this version and kept with it (e.g. HTML every viewer shares); two
         threads asking at once may both compute it, alike."""
@@ -119,9 +127,11 @@ class ViewerView:
     def version(self) -> int:
         return self.view["v"]
 
-    def json(self) -> str:
+    def json(self, *, lean: bool = False) -> str:
+        """The message as JSON; `lean` leaves out the table's log and chat lists (`?log=off`)."""
         you = json.dumps(self.view["you"])
-        return f'{{"type": "state", "v": {self.version}, "table": {self.shared.table_json}, "you": {you}}}'
+        table = self.shared.lean_table_json if lean else self.shared.table_json
+        return f'{{"type": "state", "v": {self.version}, "table": {table}, "you": {you}}}'
 
 
 # Per process: (table id, version) -> _Shared. After a change every connected viewer rebuilds its view; the

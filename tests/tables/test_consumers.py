@@ -385,6 +385,33 @@ async def test_chat_is_stored_limited_and_escaped(table, alice, bob, connect):
     assert [line["text"] for line in state["table"]["chat"]] == [script]
 
 
+async def test_lean_states_leave_out_the_log_and_chat_lists(table, alice, bob, connect):
+    full = await connect(table, alice)
+    cookie = await database_sync_to_async(session_cookie)(bob)
+    lean = CommunicatorClient("lean", f"/ws/tables/{table.pk}/?format=json&log=off", cookie=cookie)
+    assert await lean.connect()
+    try:
+        first = await lean.receive()
+        assert "events" not in first["table"]
+        assert "chat" not in first["table"]
+        await full.act("chat", text="hello")
+        assert (await lean.next_of("chat"))["text"] == "hello"  # chat lines still arrive on their own
+        await full.act("sit", seat=1)
+        wide = await full.until_version(full.version + 1)
+        narrow = await lean.until_version(wide["v"])
+        assert [line["text"] for line in wide["table"]["chat"]] == ["hello"]
+        assert wide["table"]["events"]
+        # Everything else is the same state.
+        trimmed = {key: value for key, value in wide["table"].items() if key not in ("events", "chat")}
+        assert narrow["table"] == trimmed
+        assert narrow["you"]["username"] == "bob"
+        assert narrow["you"]["can_sit"] is True
+        await lean.act("sit", seat=2)  # a lean client plays as any other
+        assert (await lean.until_version(narrow["v"] + 1))["table"]["seats"][1]["player"] == "bob"
+    finally:
+        await lean.close()
+
+
 # --- lobby -----------------------------------------------------------------------------------------------
 
 
