@@ -49,15 +49,22 @@ class Prepared:
 
     def rows(self, *args: Any) -> list[tuple]:
         """The rows for these arguments, converted as the ORM converts them."""
-        compiled = getattr(self._local, "compiled", None) or self._compile()
-        sql, fixed, slots, converters = compiled
-        params = [fixed[index] if slot is None else args[slot] for index, slot in enumerate(slots)]
-        connection = connections[self._using]
-        with connection.cursor() as cursor:
+        sql, params = self.bound(*args)
+        with connections[self._using].cursor() as cursor:
             cursor.execute(sql, params)
-            rows = cursor.fetchall()
+            return self.converted(cursor.fetchall())
+
+    def bound(self, *args: Any) -> tuple[str, list]:
+        """The compiled SQL and its parameters for these arguments."""
+        sql, fixed, slots, _converters = getattr(self._local, "compiled", None) or self._compile()
+        return sql, [fixed[index] if slot is None else args[slot] for index, slot in enumerate(slots)]
+
+    def converted(self, rows: list[tuple]) -> list[tuple]:
+        """Rows this query returned, converted as the ORM converts them."""
+        converters = self._local.compiled[3]
         if not converters:
             return rows
+        connection = connections[self._using]
         converted = []
         for row in rows:
             values = list(row)
@@ -68,6 +75,34 @@ class Prepared:
                 values[position] = value
             converted.append(tuple(values))
         return converted
+
+
+def sent_together(using: str = "default") -> bool:
+    """Whether statements for this database go joined in one round trip: PostgreSQL with client-side binding
+    (Django's default) runs several statements of one query string and returns each one's rows."""
+    connection = connections[using]
+    options = connection.settings_dict["OPTIONS"]
+    return connection.vendor == "postgresql" and not options.get("server_side_binding")
+
+
+def rows_together(*queries: tuple[Prepared, tuple], using: str = "default") -> list[list[tuple]]:
+    """The rows of several prepared queries, in order: on PostgreSQL in one round trip (the statements run
+    one after another, each with its own snapshot under READ COMMITTED, as if sent apart), else one by one."""
+    if not sent_together(using):
+        return [query.rows(*args) for query, args in queries]
+    statements, params = [], []
+    for query, args in queries:
+        sql, bound = query.bound(*args)
+        statements.append(sql)
+        params.extend(bound)
+    results = []
+    with connections[using].cursor() as cursor:
+        cursor.execute("; ".join(statements), params)
+        for index, (query, _args) in enumerate(queries):
+            if index:
+                cursor.nextset()
+            results.append(query.converted(cursor.fetchall()))
+    return results
 
 
 def field_names(model: type[Model], prefix: str = "") -> list[str]:
@@ -249,21 +284,30 @@ class Batch:
     def add(self, sql: str, params: list) -> None:
         self._statements.append((sql, params))
 
-    def flush(self) -> None:
+    def flush(self, *, then: "tuple[Prepared, tuple] | None" = None) -> list[tuple] | None:
+        """Send the gathered writes; with `then` (a prepared query and its arguments), also run that read
+        after them, in the same round trip where the writes go together, and return its rows."""
         statements, self._statements = self._statements, []
-        if not statements:
-            return
-        connection = connections[self.using]
-        together = connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get(
-            "server_side_binding"
-        )
-        with connection.cursor() as cursor:
-            if together and len(statements) > 1:
-                params = [param for _sql, params in statements for param in params]
-                cursor.execute("; ".join(sql for sql, _params in statements), params)
-            else:
-                for sql, params in statements:
-                    cursor.execute(sql, params)
+        if then is not None and sent_together(self.using):
+            query, args = then
+            sql, params = query.bound(*args)
+            with connections[self.using].cursor() as cursor:
+                cursor.execute(
+                    "; ".join([*(sql for sql, _params in statements), sql]),
+                    [*(param for _sql, params in statements for param in params), *params],
+                )
+                for _statement in statements:
+                    cursor.nextset()
+                return query.converted(cursor.fetchall())
+        if statements:
+            with connections[self.using].cursor() as cursor:
+                if len(statements) > 1 and sent_together(self.using):
+                    params = [param for _sql, params in statements for param in params]
+                    cursor.execute("; ".join(sql for sql, _params in statements), params)
+                else:
+                    for sql, params in statements:
+                        cursor.execute(sql, params)
+        return None if then is None else then[0].rows(*then[1])
 
 
 def _write(sql: str, params: list, using: str, batch: Batch | None) -> None:

@@ -140,6 +140,8 @@ class _Consumer(AsyncWebsocketConsumer):
 
 
 class TableConsumer(_Consumer):
+    lean = False  # JSON states without the log and chat lists (`?format=json&log=off`)
+
     async def connect(self):
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         self.user = self.scope["user"]

@@ -27,7 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Q, Sum
+from django.db.models import Max, Q, Subquery, Sum
 from django.utils import timezone
 
 from accounts import services as wallet
@@ -39,6 +39,7 @@ from blackjack_site.prepared import (
     field_names,
     insert,
     related_models,
+    rows_together,
     save_changed,
     save_changed_together,
     snapshot,
@@ -134,13 +135,14 @@ _SEATS = Prepared(
     ),
     arity=1,
 )
-# Read in a statement of its own, after the table's lock is held: under READ COMMITTED a join in the locking
-# statement would give a waiter the round as it was before the lock holder committed (PostgreSQL rechecks
-# only the locked row), and two actions would then number their logs alike.
-_ROUND = Prepared(
-    lambda round_id: Round.objects.filter(pk=round_id).values_list(
-        *field_names(Round), *field_names(Shoe, "shoe__")
-    ),
+# The table's current round, read in a statement of its own after the table's lock is held: under READ
+# COMMITTED a join in the locking statement would give a waiter the round as it was before the lock holder
+# committed (PostgreSQL rechecks only the locked row), and two actions would then number their logs alike. A
+# later statement, even one sent in the same round trip (`rows_together`), takes a fresh snapshot.
+_CURRENT_ROUND = Prepared(
+    lambda table_id: Round.objects.filter(
+        pk=Subquery(Table.objects.filter(pk=table_id).values("current_round_id")[:1])
+    ).values_list(*field_names(Round), *field_names(Shoe, "shoe__")),
     arity=1,
 )
 
@@ -573,22 +575,29 @@ class _Change:
         self._loaded_round: tuple[Round, dict[str, Any]] | None = None  # the round as loaded, to compare
         self._finished_round_id: int | None = None  # the round loaded already over: nothing to write back
         self.actor: int | None = None  # the user whose action this change applies (None: clock, presence)
+        # Writes sent with the change's last ones (`finish`), in one round trip: its action logs. What reads
+        # them back before then sends them first (`send_writes`).
+        self.writes = Batch()
 
     @classmethod
     def begin(cls, table_id: int, *, load_round: bool = True, now: datetime | None = None) -> "_Change":
-        rows = _LOCK_TABLE.rows(table_id)
+        # The lock, the seats and the round in one round trip (on PostgreSQL), each statement in turn.
+        reads = [(_LOCK_TABLE, (table_id,)), (_SEATS, (table_id,))]
+        if load_round:
+            reads.append((_CURRENT_ROUND, (table_id,)))
+        rows, seat_rows, *round_rows = rows_together(*reads)
         if not rows:
             raise ActionRefused("bad_message", "No such table.")
         table, preset = related_models(rows[0], (Table, RulePreset))
         cache_relation(table, "preset", preset)
         seats = {}
-        for row in _SEATS.rows(table_id):
+        for row in seat_rows:
             seat, seat_user = related_models(row, (Seat, _user_model()))
             cache_relation(seat, "user", seat_user)
             seats[seat.number] = seat
         change = cls(table, seats, now or timezone.now())
         if load_round and table.current_round_id:
-            rnd, shoe = related_models(_ROUND.rows(table.current_round_id)[0], (Round, Shoe))
+            rnd, shoe = related_models(round_rows[0][0], (Round, Shoe))
             cache_relation(rnd, "shoe", shoe)
             change.round = rnd
             change._loaded_round = (rnd, snapshot(rnd))
@@ -622,7 +631,11 @@ class _Change:
             version_after=self.table.version + 1,
             created_at=self.now,
         )
-        insert(ActionLog, [entry])
+        insert(ActionLog, [entry], batch=self.writes)
+
+    def send_writes(self) -> None:
+        """Send the writes gathered so far (before reading the round's action logs back)."""
+        self.writes.flush()
 
     def owner(self, number: int):
         seat = self.seats.get(number)
@@ -650,7 +663,7 @@ class _Change:
 
     def finish(self) -> int:
         table = self.table
-        writes = Batch()  # sent together: one round trip to PostgreSQL
+        writes = self.writes  # sent together: one round trip to PostgreSQL
         self.save_round(writes)
         table.version += 1
         if table.phase != self._start_phase or table.current_round_id != self._start_round_id:
@@ -667,9 +680,9 @@ class _Change:
                 changed.append((seat, before))
         save_changed_together(changed, batch=writes)
         insert(TableEvent, self._events, batch=writes)
-        writes.flush()
-        # Registered before the broadcast: the new version's shared part is kept before it is announced.
-        viewmodel.keep_change_on_commit(table, self.round, self._events)
+        # Sends the writes; registered before the broadcast: the new version's shared part is kept before it
+        # is announced.
+        viewmodel.keep_change_on_commit(table, self.round, self._events, writes=writes)
         broadcast.table_changed_on_commit(
             table.pk, table.version, lobby=self.lobby or table.phase != self._start_phase
         )
@@ -900,6 +913,7 @@ def _reseat_betting_round(change: _Change) -> None:
         _go_waiting(change)
         return
     rnd = change.round
+    change.send_writes()
     actions = list(ActionLog.objects.filter(round=rnd).order_by("seq").values_list("action", flat=True))
     try:
         change.state = engine.replay(
@@ -1260,6 +1274,7 @@ def _settle(change: _Change) -> None:
     rnd.settled_at = change.now
     rnd.phase = Phase.SETTLED
     rnd.deadline = None
+    change.send_writes()  # the round's last action log, which the record replays
     history.record_round(round=rnd, state=state)
     shoe = rnd.shoe
     shoe.position = state.position

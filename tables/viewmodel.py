@@ -39,7 +39,7 @@ from django.utils.dateparse import parse_datetime
 
 from accounts.avatars import avatar_static_path
 from accounts.models import Wallet
-from blackjack_site.prepared import Prepared, cache_relation, field_names, related_models
+from blackjack_site.prepared import Batch, Prepared, cache_relation, field_names, related_models
 from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, allowed_actions
@@ -414,27 +414,36 @@ def _build_shared(table_id: int) -> _Shared:
     return _assemble(table, table.current_round, seat_rows, _events(table), recent_chat(table_id=table.pk))
 
 
-def keep_change_on_commit(table: Table, round_: Round | None, events: list[TableEvent]) -> None:
-    """The new version's shared part, derived from the previous version's (if this process keeps it) and
-    what a change holds, to keep once the change's transaction commits; called inside that transaction with
-    every write done. The table with its preset, its round and shoe and the change's events come from the
-    change; the seats (with their players, presence and balances, which other tables and the wallet change
-    too) are read again, one statement; the older events and the chat are the previous version's (a chat
-    line makes a process forget its kept parts, see `forget_table_views`). Without the previous part, or
-    with a round the change did not load, nothing is kept: the first viewer reads the version as before.
-    The acting process then builds its views of the version without reading it back after the commit."""
+def keep_change_on_commit(
+    table: Table, round_: Round | None, events: list[TableEvent], *, writes: Batch
+) -> None:
+    """Send a change's last `writes`, and keep the new version's shared part, derived from the previous
+    version's (if this process keeps it) and what the change holds, once the change's transaction commits;
+    called inside that transaction. The table with its preset, its round and shoe and the change's events
+    come from the change; the seats (with their players, presence and balances, which other tables and the
+    wallet change too) are read again, one statement sent after the writes in their round trip; the older
+    events and the chat are the previous version's (a chat line makes a process forget its kept parts, see
+    `forget_table_views`). Without the previous part, or with a round the change did not load, nothing is
+    kept: the first viewer reads the version as before. The acting process then builds its views of the
+    version without reading it back after the commit."""
     with _shared_lock:
         previous = _shared_views.get((table.pk, table.version - 1))
-    if previous is None or previous.table.created_at != table.created_at:
+    derivable = (
+        previous is not None
+        and previous.table.created_at == table.created_at
+        and table.current_round_id is not None
+        and round_ is not None
+        and round_.pk == table.current_round_id
+        and Round.shoe.is_cached(round_)
+    )
+    if not derivable:
+        writes.flush()
         return
-    if table.current_round_id is None or round_ is None or round_.pk != table.current_round_id:
-        return
-    if not Round.shoe.is_cached(round_):
-        return
+    seat_rows = {row[0]: _SeatRow(*row) for row in writes.flush(then=(_SEATS, (table.pk,)))}
     cache_relation(table, "current_round", round_)
     added = [_event_entry(event.created_at, event.text, event.kind) for event in events]
     shown = [*previous.view_table["events"], *added][-EVENTS_SHOWN:]
-    shared = _assemble(table, round_, _seat_rows(table.pk), shown, previous.view_table["chat"])
+    shared = _assemble(table, round_, seat_rows, shown, previous.view_table["chat"])
     transaction.on_commit(lambda: _keep(shared, unless_chat_missing=True))
 
 

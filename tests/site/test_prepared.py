@@ -14,6 +14,7 @@ from blackjack_site.prepared import (
     insert,
     model_rows,
     related_models,
+    rows_together,
     save_changed,
     save_changed_together,
     snapshot,
@@ -201,3 +202,56 @@ def test_a_batch_flushes_its_writes_together(tables, django_assert_num_queries):
 @pytest.mark.postgres
 def test_a_batch_is_one_statement_on_postgresql(tables, django_assert_num_queries):
     check_a_batch(tables, django_assert_num_queries)
+
+
+def check_reads_together(tables, django_assert_num_queries) -> None:
+    """Several prepared reads, and a batch's writes followed by a read, give what they give one by one: in one
+    round trip on PostgreSQL, one statement each elsewhere; a read after writes sees them."""
+    names = Prepared(
+        lambda table_id: Table.objects.filter(pk=table_id).values_list("name", "created_at"), arity=1
+    )
+    seats = Prepared(
+        lambda table_id: (
+            Seat.objects.filter(table_id=table_id).order_by("number").values_list("number", "user_id")
+        ),
+        arity=1,
+    )
+    events = Prepared(
+        lambda table_id: TableEvent.objects.filter(table_id=table_id).order_by("id").values_list("text"),
+        arity=1,
+    )
+    apart = [
+        names.rows(tables[1].pk),
+        seats.rows(tables[1].pk),
+        events.rows(tables[0].pk),
+        events.rows(tables[1].pk),
+    ]
+    together = 1 if connection.vendor == "postgresql" else 4
+    with django_assert_num_queries(together):
+        found = rows_together(
+            (names, (tables[1].pk,)),
+            (seats, (tables[1].pk,)),
+            (events, (tables[0].pk,)),
+            (events, (tables[1].pk,)),
+        )
+    assert found == apart
+    assert found[0][0][1] == Table.objects.get(pk=tables[1].pk).created_at  # converted (a date on SQLite)
+    assert found[2] == []
+
+    batch = Batch()
+    insert(TableEvent, [TableEvent(table=tables[1], kind=TableEvent.Kind.ROUND, text="e4")], batch=batch)
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
+        rows = batch.flush(then=(events, (tables[1].pk,)))
+    assert rows == [(f"e{n}",) for n in range(5)]
+    with django_assert_num_queries(1):
+        assert Batch().flush(then=(seats, (tables[1].pk,))) == apart[1]  # nothing to write: the read alone
+    assert Batch().flush() is None
+
+
+def test_reads_go_together(tables, django_assert_num_queries):
+    check_reads_together(tables, django_assert_num_queries)
+
+
+@pytest.mark.postgres
+def test_reads_go_together_in_one_round_trip_on_postgresql(tables, django_assert_num_queries):
+    check_reads_together(tables, django_assert_num_queries)
