@@ -26,12 +26,12 @@ The registry is per event loop (a server has one; tests make several). Everythin
 """
 
 import asyncio
-import json
 import logging
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 
+import orjson
 import redis.asyncio
 from channels.layers import get_channel_layer
 from channels_redis.core import RedisChannelLayer
@@ -263,15 +263,15 @@ class Fanout:
 
 def encode(origin: bytes, message: dict) -> bytes:
     """A message between processes: its publisher's origin, a space, the message as JSON."""
-    return origin + b" " + json.dumps(message).encode()
+    return origin + b" " + orjson.dumps(message)
 
 
 def decode(data: bytes) -> dict | None:
     """The message `encode` made, or None for anything else on the channel."""
     _, _, body = data.partition(b" ")
     try:
-        message = json.loads(body)
-    except ValueError:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
         return None
     return message if isinstance(message, dict) and isinstance(message.get("type"), str) else None
 

@@ -21,7 +21,6 @@ changed without bumping the version (a presence row that marks no seat, a staff 
 the next version on, derived ones included (a change reads its seats, players, presence, balances and preset).
 """
 
-import json
 import logging
 import threading
 from collections import OrderedDict
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
+import orjson
 from django.core.signals import setting_changed
 from django.db import transaction
 from django.db.models import Count, DateTimeField, Exists, OuterRef, Q, Subquery
@@ -101,12 +101,13 @@ class _Shared:
     @cached_property
     def table_json(self) -> str:
         """The `table` part as JSON, encoded once for every JSON viewer of this version."""
-        return json.dumps(self.view_table)
+        return orjson.dumps(self.view_table).decode()
 
     @cached_property
     def lean_table_json(self) -> str:
         """The `table` part without its log and chat lists (`LOG_LISTS`), for clients that skip them."""
-        return json.dumps({key: value for key, value in self.view_table.items() if key not in LOG_LISTS})
+        lean = {key: value for key, value in self.view_table.items() if key not in LOG_LISTS}
+        return orjson.dumps(lean).decode()
 
     def keep(self, key: str, make: Callable[[], Any]) -> Any:
         """`make()` computed once for this version and kept with it (e.g. HTML every viewer shares); two
@@ -129,7 +130,7 @@ class ViewerView:
 
     def json(self, *, lean: bool = False) -> str:
         """The message as JSON; `lean` leaves out the table's log and chat lists (`?log=off`)."""
-        you = json.dumps(self.view["you"])
+        you = orjson.dumps(self.view["you"]).decode()
         table = self.shared.lean_table_json if lean else self.shared.table_json
         return f'{{"type": "state", "v": {self.version}, "table": {table}, "you": {you}}}'
 
@@ -345,7 +346,7 @@ def _export(shared: _Shared) -> dict[str, str]:
         "last_chat": shared.last_chat,
         "balances": [[user_id, balance] for user_id, balance in shared.balances.items()],
     }
-    return {"view": shared.table_json, "rest": json.dumps(rest)}
+    return {"view": shared.table_json, "rest": orjson.dumps(rest, option=orjson.OPT_NON_STR_KEYS).decode()}
 
 
 def _plain(field, value):
@@ -378,7 +379,7 @@ def adopt_shared(table_id: int, version: int, exported: dict[str, str]) -> bool:
 
 
 def _imported(table_id: int, version: int, exported: dict[str, str], chat_seen: int) -> _Shared | None:
-    rest = json.loads(exported["rest"])
+    rest = orjson.loads(exported["rest"])
     if (rest["last_chat"] or 0) < chat_seen:
         return None
     # The private token is left deferred: nothing a view needs reads it.
@@ -394,7 +395,7 @@ def _imported(table_id: int, version: int, exported: dict[str, str], chat_seen: 
         {row[0]: _SeatRow(*row) for row in rest["seats"]},
         None if rest["state"] is None else RoundState.from_dict(rest["state"]),
         None if rest["turn"] is None else tuple(rest["turn"]),
-        json.loads(exported["view"]),
+        orjson.loads(exported["view"]),
         rest["last_chat"],
         dict(rest["balances"]),
     )

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
+import orjson
+
 from tables.engine.strategy import PLAYING_ACTIONS, Strategy
 from tables.loadtest.stats import Recorder
 
@@ -267,7 +269,7 @@ class Bot:
 
     def _receive(self, text: str) -> None:
         now = time.monotonic()
-        message = json.loads(text)
+        message = orjson.loads(text)
         kind = message.get("type")
         if kind == "error":
             code = message.get("code", "unknown")
