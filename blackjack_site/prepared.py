@@ -90,19 +90,22 @@ def rows_together(*queries: tuple[Prepared, tuple], using: str = "default") -> l
     one after another, each with its own snapshot under READ COMMITTED, as if sent apart), else one by one."""
     if not sent_together(using):
         return [query.rows(*args) for query, args in queries]
-    statements, params = [], []
-    for query, args in queries:
-        sql, bound = query.bound(*args)
-        statements.append(sql)
-        params.extend(bound)
     results = []
     with connections[using].cursor() as cursor:
-        cursor.execute("; ".join(statements), params)
+        cursor.execute(*_joined([query.bound(*args) for query, args in queries]))
         for index, (query, _args) in enumerate(queries):
             if index:
                 cursor.nextset()
             results.append(query.converted(cursor.fetchall()))
     return results
+
+
+def _joined(statements: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, list]:
+    """Statements with their parameters as one query string and its parameters (PostgreSQL runs them in
+    turn)."""
+    return "; ".join(sql for sql, _params in statements), [
+        param for _sql, params in statements for param in params
+    ]
 
 
 def field_names(model: type[Model], prefix: str = "") -> list[str]:
@@ -290,20 +293,15 @@ class Batch:
         statements, self._statements = self._statements, []
         if then is not None and sent_together(self.using):
             query, args = then
-            sql, params = query.bound(*args)
             with connections[self.using].cursor() as cursor:
-                cursor.execute(
-                    "; ".join([*(sql for sql, _params in statements), sql]),
-                    [*(param for _sql, params in statements for param in params), *params],
-                )
+                cursor.execute(*_joined([*statements, query.bound(*args)]))
                 for _statement in statements:
                     cursor.nextset()
                 return query.converted(cursor.fetchall())
         if statements:
             with connections[self.using].cursor() as cursor:
                 if len(statements) > 1 and sent_together(self.using):
-                    params = [param for _sql, params in statements for param in params]
-                    cursor.execute("; ".join(sql for sql, _params in statements), params)
+                    cursor.execute(*_joined(statements))
                 else:
                     for sql, params in statements:
                         cursor.execute(sql, params)
