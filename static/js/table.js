@@ -3,7 +3,8 @@
  * the HTML; this file only shows the connection state, ticks the countdown the server rendered, maps
  * keyboard shortcuts onto the buttons the server enabled, fills the bet input from chip buttons, keeps the
  * chat scrolled and the keyboard focus in place across live updates, brings the player's hand into view when
- * their turn comes, clears a refusal after a while, and draws the seed a player sits down with.
+ * their turn comes, clears a refusal after a while, says why a seat the player did not leave was freed, and
+ * draws the seed a player sits down with.
  */
 (function () {
   'use strict';
@@ -136,11 +137,48 @@
     if (message) { message.remove(); }
   });
 
+  // --- a seat lost without leaving (missed rounds, a lost connection, staff): say why, from the table log ---
+
+  var heldSeats = null;  // the seat numbers the player held at the last update
+  var leaving = false;   // the player asked to leave: losing the seats then is no news
+
+  function seatsHeld() {
+    return [].map.call(document.querySelectorAll('#seats .seat-mine'), function (seat) { return seat.dataset.seat; });
+  }
+
+  function noticeLostSeats() {
+    var notice = document.getElementById('seat-notice');
+    var held = seatsHeld();
+    var lost = (heldSeats || []).filter(function (number) { return held.indexOf(number) === -1; });
+    heldSeats = held;
+    if (!notice) { return; }
+    if (held.length) { notice.hidden = true; }
+    if (!lost.length) { return; }
+    if (leaving) { leaving = held.length > 0; return; }
+    var why = '';
+    [].some.call(document.querySelectorAll('#event-log .event-seat'), function (line) {
+      var text = line.textContent.replace(/^\s*\S+\s*/, '').trim();  // without its time
+      if (text.indexOf('seat ' + lost[0] + '.') === -1) { return false; }
+      why = ' ' + text;
+      return true;
+    });
+    notice.querySelector('.seat-notice-text').textContent = 'You no longer hold seat ' + lost.join(', ') + '.' +
+      why + ' Pick an open seat to play again.';
+    notice.hidden = false;
+  }
+
+  document.addEventListener('click', function (event) {
+    if (!event.target.closest) { return; }
+    if (event.target.closest('#play-leave')) { leaving = true; }
+    if (event.target.closest('#seat-notice-ok')) { document.getElementById('seat-notice').hidden = true; }
+  });
+
   document.addEventListener('htmx:wsAfterMessage', function () {
     startCountdown();
     scrollChat();
     showMyTurn();
     clearFlashSoon();
+    noticeLostSeats();
     if (!focusedId || (document.activeElement && document.activeElement !== document.body)) { return; }
     var again = document.getElementById(focusedId);
     if (again && !again.disabled && !again.closest('[hidden], .is-hidden')) {
@@ -221,4 +259,5 @@
   fillSeed();
   startCountdown();
   scrollChat();
+  heldSeats = seatsHeld();
 })();

@@ -2,13 +2,16 @@
 spectator, keyboard play, many rounds in a row, a phone screen and a dropped connection."""
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from tables import services
 from tables.models import Seat, Table
 from tests.browser.table_support import (
+    LONG_WINDOW,
     act,
     log_in,
     make_player,
@@ -340,3 +343,37 @@ def test_reconnect_restores_the_exact_table(transactional_db, open_page):
     page.get_by_role("textbox", name="Chat message").fill("back again")
     page.get_by_role("textbox", name="Chat message").press("Enter")
     expect(page.locator("#chat-log")).to_contain_text("back again")
+
+
+def version_of(table) -> int:
+    return Table.objects.values_list("version", flat=True).get(pk=table.pk)
+
+
+def test_a_player_stood_up_for_missed_rounds_is_told_why(transactional_db, open_page):
+    kim, lee = make_player("kim", "Kim"), make_player("lee", "Lee")
+    table = open_live_table("Idle table")
+    page, other = open_page(kim), open_page(lee)
+    page.goto(f"/tables/{table.pk}/")
+    other.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 2").click, other)
+    # Kim lets three betting windows pass (the clock's work, done here: the live server runs none in tests).
+    later = timezone.now()
+    for _ in range(3):
+        later += timedelta(seconds=LONG_WINDOW + 1)
+        assert services.expire_due(now=later) == 1
+    assert not Seat.objects.filter(table=table, user=kim).exists()
+    notice = page.locator("#seat-notice")
+    expect(notice).to_be_hidden()
+    # The next change the server announces brings the page up to date, and the notice says why. (Lee's first
+    # try is refused: her page, like Kim's, missed the clock's changes; the refusal brings hers up to date.)
+    other.get_by_role("button", name="Sit in seat 4").click()
+    expect(other.locator("#table-status")).to_have_attribute("data-v", str(version_of(table)))
+    act(other, other.get_by_role("button", name="Sit in seat 4").click, page)
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text("You no longer hold seat 2. Kim missed 3 rounds and leaves seat 2.")
+    page.locator("#seat-notice-ok").click()
+    expect(notice).to_be_hidden()
+
+    # Leaving on purpose is no news.
+    act(other, other.get_by_role("button", name="Leave seat").click, page)
+    expect(other.locator("#seat-notice")).to_be_hidden()
