@@ -178,7 +178,12 @@ def playing_view():
             "shoe": {"id": 8, "hash": "ab" * 32, "cards_left": 287, "decks": 6},
             "round_id": 11,
             "round_number": 4,
-            "rules": {"blackjack_payout": "3:2", "dealer_hits_soft_17": False},
+            "rules": {
+                "blackjack_payout": "3:2",
+                "dealer_hits_soft_17": False,
+                "dealer_peek": True,
+                "original_bets_only": False,
+            },
             "rules_summary": "6 decks · S17 · DAS · LS · 3:2",
             "is_private": False,
             "is_open": True,
@@ -325,6 +330,26 @@ def test_only_the_allowed_actions_are_enabled():
     assert {"split", "surrender"} <= set(buttons)
     assert buttons["hit"].attrs["data-key"] == "h"
     assert buttons["surrender"].attrs["aria-keyshortcuts"] == "R"
+
+
+@pytest.mark.parametrize(
+    ("peek", "original_bets_only", "note"),
+    [
+        (True, False, None),
+        (False, False, "No hole card: a dealer blackjack takes doubles and splits too."),
+        (False, True, "No hole card: a dealer blackjack takes only your original bet."),
+    ],
+)
+def test_a_no_hole_card_table_warns_before_a_double_or_split(peek, original_bets_only, note):
+    view = playing_view()
+    view["table"]["rules"].update(dealer_peek=peek, original_bets_only=original_bets_only)
+    text = by_id(render_live(view), "controls").text_content()
+    assert ("No hole card" in text) is (note is not None)
+    if note:
+        assert note in " ".join(text.split())
+    view["you"]["allowed"] = ["hit", "stand", "leave", "chat"]  # nothing more to lose: no warning
+    view["you"]["allowed_by_seat"] = {"2": ["hit", "stand"]}
+    assert "No hole card" not in by_id(render_live(view), "controls").text_content()
 
 
 def test_play_form_names_the_seat_and_hand_whose_turn_it_is():

@@ -175,3 +175,16 @@ def test_open_table_needs_a_login(client):
     response = client.get(reverse("open_table"))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("page", ["lobby", "table"])
+def test_the_rule_codes_are_explained_on_the_lobby_and_the_table_page(client, table, page):
+    url = reverse("lobby") if page == "lobby" else reverse("table", args=[table.pk])
+    text = " ".join(client.get(url).content.decode().split())
+    assert "What the rule codes mean" in text
+    for code, meaning in [
+        ("S17 / H17", "The dealer stands on / hits a soft 17."),
+        ("LS / ES", "Late surrender (after the dealer checks for blackjack)"),
+        ("DAS", "Doubling after a split is allowed."),
+    ]:
+        assert f"<dt>{code}</dt><dd>{meaning}" in text
