@@ -287,17 +287,21 @@ class Batch:
     def add(self, sql: str, params: list) -> None:
         self._statements.append((sql, params))
 
-    def flush(self, *, then: "tuple[Prepared, tuple] | None" = None) -> list[tuple] | None:
-        """Send the gathered writes; with `then` (a prepared query and its arguments), also run that read
-        after them, in the same round trip where the writes go together, and return its rows."""
+    def flush(self, *reads: tuple[Prepared, tuple]) -> list[list[tuple]]:
+        """Send the gathered writes; with `reads` (prepared queries and their arguments), also run those after
+        them, in the same round trip where the writes go together, and return each one's rows."""
         statements, self._statements = self._statements, []
-        if then is not None and sent_together(self.using):
-            query, args = then
+        if reads and sent_together(self.using):
             with connections[self.using].cursor() as cursor:
-                cursor.execute(*_joined([*statements, query.bound(*args)]))
+                cursor.execute(*_joined([*statements, *(query.bound(*args) for query, args in reads)]))
                 for _statement in statements:
                     cursor.nextset()
-                return query.converted(cursor.fetchall())
+                results = []
+                for index, (query, _args) in enumerate(reads):
+                    if index:
+                        cursor.nextset()
+                    results.append(query.converted(cursor.fetchall()))
+                return results
         if statements:
             with connections[self.using].cursor() as cursor:
                 if len(statements) > 1 and sent_together(self.using):
@@ -305,7 +309,7 @@ class Batch:
                 else:
                     for sql, params in statements:
                         cursor.execute(sql, params)
-        return None if then is None else then[0].rows(*then[1])
+        return [query.rows(*args) for query, args in reads]
 
 
 def _write(sql: str, params: list, using: str, batch: Batch | None) -> None:
@@ -317,11 +321,22 @@ def _write(sql: str, params: list, using: str, batch: Batch | None) -> None:
 
 
 def execute(
-    key: str, build: Callable[[Callable[[str], str]], str], params: Sequence[Any], *, using="default"
-) -> int:
+    key: str,
+    build: Callable[[Callable[[str], str]], str],
+    params: Sequence[Any],
+    *,
+    using="default",
+    batch: Batch | None = None,
+) -> int | None:
     """Run the statement `build(quote_name)` writes (built once per database vendor and `key`) with `params`;
-    returns the number of rows it changed. For hot statements the ORM cannot say without compiling each time
-    (an UPDATE with arithmetic and a condition)."""
+    returns the number of rows it changed (None with `batch`, where the statement waits). For hot statements
+    the ORM cannot say without compiling each time (an UPDATE with arithmetic and a condition)."""
+    if batch is not None:
+        connection = connections[using]
+        batch.add(
+            _statement((connection.vendor, "sql", key), lambda: build(connection.ops.quote_name)), params
+        )
+        return None
     return _run(key, build, params, using, lambda cursor: cursor.rowcount)
 
 

@@ -1274,8 +1274,8 @@ def _settle(change: _Change) -> None:
     rnd.settled_at = change.now
     rnd.phase = Phase.SETTLED
     rnd.deadline = None
-    change.send_writes()  # the round's last action log, which the record replays
-    history.record_round(round=rnd, state=state)
+    # Its writes go with the change's last ones; it sends the round's last action log first, to replay it.
+    history.record_round(round=rnd, state=state, batch=change.writes)
     shoe = rnd.shoe
     shoe.position = state.position
     shoe_cards = len(state.shoe) - state.start_position  # the rest of `state.shoe` is the reshuffled discards

@@ -440,7 +440,8 @@ def keep_change_on_commit(
     if not derivable:
         writes.flush()
         return
-    seat_rows = {row[0]: _SeatRow(*row) for row in writes.flush(then=(_SEATS, (table.pk,)))}
+    (rows,) = writes.flush((_SEATS, (table.pk,)))
+    seat_rows = {row[0]: _SeatRow(*row) for row in rows}
     cache_relation(table, "current_round", round_)
     added = [_event_entry(event.created_at, event.text, event.kind) for event in events]
     shown = [*previous.view_table["events"], *added][-EVENTS_SHOWN:]

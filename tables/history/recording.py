@@ -16,6 +16,7 @@ from typing import Any
 from django.db import connection
 
 from blackjack_site.prepared import (
+    Batch,
     Prepared,
     execute,
     field_names,
@@ -46,19 +47,25 @@ def period_starts(moment: datetime.datetime) -> dict[str, datetime.date]:
     }
 
 
-def record_round(*, round: Round, state: RoundState | None = None) -> list[PlayerRound]:
+def record_round(
+    *, round: Round, state: RoundState | None = None, batch: Batch | None = None
+) -> list[PlayerRound]:
     """Record the settled `round` (its `results` written); `state` is the engine's final state if the
     caller has it (else `round.state` is used). Returns the rows written, without their ids (none if the round
-    was recorded already)."""
+    was recorded already). The writes go in `batch`, with the caller's other writes, or without one together
+    at the end; the writes `batch` holds already (the round's last action log) go first, in the round trip
+    that reads the round's actions back."""
     results = round.results or {}
     seat_results = results.get("seats") or []
     if round.voided or round.settled_at is None or not seat_results:
         return []
-    if _RECORDED.rows(round.pk):
+    writes = Batch() if batch is None else batch
+    recorded, actions = writes.flush((_RECORDED, (round.pk,)), (_ACTIONS, (round.pk,)))
+    if recorded:
         return []
     final = state_for_storage(state) if state is not None else round.state
     hands_by_seat = {seat["seat"]: seat.get("hands", []) for seat in (final or {}).get("seats", [])}
-    decisions = _decisions(round, None if state is None else state.shoe)
+    decisions = _decisions(round, model_rows(ActionLog, actions), None if state is None else state.shoe)
 
     by_user: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for seat in seat_results:
@@ -88,14 +95,15 @@ def record_round(*, round: Round, state: RoundState | None = None) -> list[Playe
             for d in own
             if d.deviates
         )
-    insert(PlayerRound, rows)
-    insert(Mistake, mistakes)
-    add_to_totals(rows)
+    insert(PlayerRound, rows, batch=writes)
+    insert(Mistake, mistakes, batch=writes)
+    add_to_totals(rows, batch=writes)
+    if batch is None:
+        writes.flush()
     return rows
 
 
-def _decisions(round: Round, order) -> list[Decision]:
-    actions = model_rows(ActionLog, _ACTIONS.rows(round.pk))
+def _decisions(round: Round, actions: list[ActionLog], order) -> list[Decision]:
     try:
         replay = replay_round(round, actions, order=order)
     except EngineError as exc:
@@ -139,10 +147,11 @@ def player_round_fields(round, user_id: int, seats, hands, decisions: list[Decis
     }
 
 
-def add_to_totals(rows: list[PlayerRound]) -> None:
+def add_to_totals(rows: list[PlayerRound], *, batch: Batch | None = None) -> None:
     """Add recorded rounds, settled together and one per player, to their players' all-time and period
     totals. The players' stats rows are locked in user order (the same order at every table: no deadlock),
-    in one statement when all exist; the period rows of them all are added to in one statement."""
+    in one statement when all exist; the period rows of them all are added to in one statement. With `batch`
+    the updates wait there (the locks are taken at once)."""
     rows = sorted(rows, key=lambda row: row.user_id)
     if not rows:
         return
@@ -151,14 +160,14 @@ def add_to_totals(rows: list[PlayerRound]) -> None:
         for stats, row in zip(found, rows, strict=True):
             before = snapshot(stats)
             add_to_stats(stats, row)
-            save_changed(stats, before)
+            save_changed(stats, before, batch=batch)
     else:
         # A player's first round: create the missing rows in user order, locking the others in turn.
         for row in rows:
             stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
             add_to_stats(stats, row)
             stats.save()
-    _add_to_periods(rows, period_starts(rows[0].settled_at))
+    _add_to_periods(rows, period_starts(rows[0].settled_at), batch)
 
 
 _RECORDED = Prepared(
@@ -189,7 +198,7 @@ def _stats_for_update(count: int) -> Prepared:
     return prepared
 
 
-def _add_to_periods(rows: list[PlayerRound], starts: dict[str, datetime.date]) -> None:
+def _add_to_periods(rows: list[PlayerRound], starts: dict[str, datetime.date], batch: Batch | None) -> None:
     """Add the rounds (of distinct players) to their players' day, week and month rows in one statement,
     creating those not there yet (an upsert: PostgreSQL and SQLite alike)."""
     count = len(rows) * len(starts)
@@ -213,7 +222,7 @@ def _add_to_periods(rows: list[PlayerRound], starts: dict[str, datetime.date]) -
         for period, start in starts.items()
         for value in (row.user_id, str(period), adapt(start), row.hands, row.net)
     ]
-    execute(f"history: add to the period totals of {len(rows)} players", build, params)
+    execute(f"history: add to the period totals of {len(rows)} players", build, params, batch=batch)
 
 
 def add_to_stats(stats: PlayerStats, row) -> None:

@@ -240,12 +240,12 @@ def check_reads_together(tables, django_assert_num_queries) -> None:
 
     batch = Batch()
     insert(TableEvent, [TableEvent(table=tables[1], kind=TableEvent.Kind.ROUND, text="e4")], batch=batch)
-    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
-        rows = batch.flush(then=(events, (tables[1].pk,)))
-    assert rows == [(f"e{n}",) for n in range(5)]
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 3):
+        rows = batch.flush((events, (tables[1].pk,)), (seats, (tables[1].pk,)))
+    assert rows == [[(f"e{n}",) for n in range(5)], apart[1]]
     with django_assert_num_queries(1):
-        assert Batch().flush(then=(seats, (tables[1].pk,))) == apart[1]  # nothing to write: the read alone
-    assert Batch().flush() is None
+        assert Batch().flush((seats, (tables[1].pk,))) == [apart[1]]  # nothing to write: the read alone
+    assert Batch().flush() == []
 
 
 def test_reads_go_together(tables, django_assert_num_queries):
