@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from accounts import selectors
 from accounts.models import LedgerEntry, Wallet
-from blackjack_site.prepared import execute_returning, insert
+from blackjack_site.prepared import execute_returning, insert, returning_together
 
 # No single movement is anywhere near this; it keeps every sum far inside a 64-bit integer.
 MAX_AMOUNT = 10**12
@@ -119,21 +119,40 @@ def _update_system_wallet(kind: str, delta: int) -> tuple[int, int]:
 # The statements of every movement, built once (blackjack_site.prepared): a table action moves chips often.
 # Each returns the id and new balance of every row it changed, so no movement reads the balances again.
 def _add_to_system_wallet(kind: str, delta: int) -> list[tuple[int, int]]:
-    return _add_to_balance("system", lambda q: f"{q('kind')} = %s", [delta, str(kind)])
+    return execute_returning(*_system_addition(kind, delta))
+
+
+def _system_addition(kind: str, delta: int) -> tuple:
+    return _balance_addition("system", lambda q: f"{q('kind')} = %s", [delta, str(kind)])
 
 
 def _add_to_player_wallet(user_id: int, delta: int) -> list[tuple[int, int]]:
-    """Credit, or debit only while the balance covers it (one row changed, or none)."""
-    return _add_to_balance(
-        "player",
-        lambda q: f"{q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s",
-        [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)],
+    return execute_returning(*_player_addition(user_id, delta))
+
+
+def _player_addition(user_id: int, delta: int, *, system_kind: str | None = None) -> tuple:
+    """Credit, or debit only while the balance covers it (one row changed, or none); with `system_kind`, only
+    if that system wallet exists (sent after its update, in one round trip: see `_move`)."""
+    if system_kind is None:
+        return _balance_addition(
+            "player",
+            lambda q: f"{q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s",
+            [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)],
+        )
+    return _balance_addition(
+        "player after a system wallet",
+        lambda q: (
+            f"{q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s AND EXISTS (SELECT 1 FROM "
+            f"{q(Wallet._meta.db_table)} WHERE {q('kind')} = %s)"
+        ),
+        [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta), str(system_kind)],
     )
 
 
-def _add_to_balance(which: str, where, params: list) -> list[tuple[int, int]]:
-    """`balance + params[0]` on the wallet rows `where(quote_name)` selects: (id, new balance) of each."""
-    return execute_returning(
+def _balance_addition(which: str, where, params: list) -> tuple:
+    """The statement adding `params[0]` to the balance of the wallet rows `where(quote_name)` selects and
+    returning (id, new balance) of each, for `execute_returning`: its key, builder and parameters."""
+    return (
         f"wallet: add to a {which} wallet",
         lambda q: (
             f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + %s WHERE {where(q)} "
@@ -168,8 +187,17 @@ def _move(
 
     Must run inside an atomic block; returns the player's ledger entry.
     """
-    system_pk, system_balance = _update_system_wallet(system_kind, -player_delta)
-    player_rows = _add_to_player_wallet(user.pk, player_delta)
+    # The system wallet's row first, then the player's (the lock order of every movement), in one round trip.
+    system_rows, player_rows = returning_together(
+        _system_addition(system_kind, -player_delta),
+        _player_addition(user.pk, player_delta, system_kind=system_kind),
+    )
+    if not system_rows:
+        # No system wallet (a test database flushed): the player's row was left alone; create it, then go on
+        # in the same order, one statement at a time.
+        system_rows = [_update_system_wallet(system_kind, -player_delta)]
+        player_rows = _add_to_player_wallet(user.pk, player_delta)
+    system_pk, system_balance = system_rows[0]
     if not player_rows:
         # Undo the system wallet's side: this transaction holds its row, so this restores it exactly, and a
         # refusal leaves nothing behind without a savepoint.

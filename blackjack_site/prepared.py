@@ -348,6 +348,31 @@ def execute_returning(
     return _run(key, build, params, using, lambda cursor: cursor.fetchall())
 
 
+def returning_together(
+    *statements: tuple[str, Callable[[Callable[[str], str]], str], Sequence[Any]], using="default"
+) -> list[list[tuple]]:
+    """Several `execute_returning` statements (key, build, params), run in order: on PostgreSQL in one round
+    trip; the rows each returned."""
+    if not sent_together(using):
+        return [execute_returning(key, build, params, using=using) for key, build, params in statements]
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    joined = _joined(
+        [
+            (_statement((connection.vendor, "sql", key), functools.partial(build, quote)), params)
+            for key, build, params in statements
+        ]
+    )
+    results = []
+    with connection.cursor() as cursor:
+        cursor.execute(*joined)
+        for index in range(len(statements)):
+            if index:
+                cursor.nextset()
+            results.append(cursor.fetchall())
+    return results
+
+
 def _run(key: str, build, params: Sequence[Any], using: str, result: Callable[[Any], Any]):
     connection = connections[using]
     sql = _statement((connection.vendor, "sql", key), lambda: build(connection.ops.quote_name))

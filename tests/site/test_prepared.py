@@ -14,6 +14,7 @@ from blackjack_site.prepared import (
     insert,
     model_rows,
     related_models,
+    returning_together,
     rows_together,
     save_changed,
     save_changed_together,
@@ -255,3 +256,36 @@ def test_reads_go_together(tables, django_assert_num_queries):
 @pytest.mark.postgres
 def test_reads_go_together_in_one_round_trip_on_postgresql(tables, django_assert_num_queries):
     check_reads_together(tables, django_assert_num_queries)
+
+
+def check_returning_together(tables, django_assert_num_queries) -> None:
+    """Statements with RETURNING run in order and give each one's rows: one round trip on PostgreSQL."""
+
+    def rename(q):
+        return (
+            f"UPDATE {q(Table._meta.db_table)} SET {q('name')} = {q('name')} || %s WHERE {q('id')} = %s "
+            f"RETURNING {q('id')}, {q('name')}"
+        )
+
+    first, second = tables[0].pk, tables[1].pk
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
+        found = returning_together(
+            ("rename a table", rename, ["-a", first]),
+            ("rename a table", rename, ["-b", 999_999]),  # no such row: nothing back
+        )
+    assert found == [[(first, "t0-a")], []]
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 2):
+        found = returning_together(
+            ("rename a table", rename, ["-c", second]),
+            ("rename a table", rename, ["-d", second]),  # sees the first statement's change
+        )
+    assert found == [[(second, "t1-c")], [(second, "t1-c-d")]]
+
+
+def test_statements_with_returning_go_together(tables, django_assert_num_queries):
+    check_returning_together(tables, django_assert_num_queries)
+
+
+@pytest.mark.postgres
+def test_statements_with_returning_go_together_on_postgresql(tables, django_assert_num_queries):
+    check_returning_together(tables, django_assert_num_queries)
