@@ -42,7 +42,12 @@ def run_together(*calls):
 
 
 @pytest.mark.parametrize("attempt", range(5))
-def test_two_players_betting_at_the_same_moment_both_bet_once(table, alice, bob, act, balance, attempt):
+def test_two_players_betting_at_the_same_moment_both_bet_once(
+    table, alice, bob, act, balance, scripted_shoe, attempt
+):
+    # Cards that leave the round in play once both have bet (a shuffled shoe dealt both a blackjack now and
+    # then, which settled the round at once and paid them).
+    scripted_shoe(table, deal_cards(["Ts", "7h"], ["9s", "8h"], dealer=["9c", "7d"]))
     act(table, alice, "sit", seat=1)
     act(table, bob, "sit", seat=2)
     version = Table.objects.get(pk=table.pk).version
