@@ -88,15 +88,17 @@ def sent_together(using: str = "default") -> bool:
 def rows_together(*queries: tuple[Prepared, tuple], using: str = "default") -> list[list[tuple]]:
     """The rows of several prepared queries, in order: on PostgreSQL in one round trip (the statements run
     one after another, each with its own snapshot under READ COMMITTED, as if sent apart), else one by one."""
-    if not sent_together(using):
-        return [query.rows(*args) for query, args in queries]
+    return Batch(using=using).flush(*queries)
+
+
+def _result_sets(cursor, *, skip: int, count: int) -> list[list[tuple]]:
+    """The rows of `count` statements of a joined query, after the `skip` statements before them."""
     results = []
-    with connections[using].cursor() as cursor:
-        cursor.execute(*_joined([query.bound(*args) for query, args in queries]))
-        for index, (query, _args) in enumerate(queries):
-            if index:
-                cursor.nextset()
-            results.append(query.converted(cursor.fetchall()))
+    for index in range(skip + count):
+        if index:
+            cursor.nextset()
+        if index >= skip:
+            results.append(cursor.fetchall())
     return results
 
 
@@ -294,14 +296,8 @@ class Batch:
         if reads and sent_together(self.using):
             with connections[self.using].cursor() as cursor:
                 cursor.execute(*_joined([*statements, *(query.bound(*args) for query, args in reads)]))
-                for _statement in statements:
-                    cursor.nextset()
-                results = []
-                for index, (query, _args) in enumerate(reads):
-                    if index:
-                        cursor.nextset()
-                    results.append(query.converted(cursor.fetchall()))
-                return results
+                sets = _result_sets(cursor, skip=len(statements), count=len(reads))
+            return [query.converted(rows) for (query, _args), rows in zip(reads, sets, strict=True)]
         if statements:
             with connections[self.using].cursor() as cursor:
                 if len(statements) > 1 and sent_together(self.using):
@@ -363,14 +359,9 @@ def returning_together(
             for key, build, params in statements
         ]
     )
-    results = []
     with connection.cursor() as cursor:
         cursor.execute(*joined)
-        for index in range(len(statements)):
-            if index:
-                cursor.nextset()
-            results.append(cursor.fetchall())
-    return results
+        return _result_sets(cursor, skip=0, count=len(statements))
 
 
 def _run(key: str, build, params: Sequence[Any], using: str, result: Callable[[Any], Any]):
