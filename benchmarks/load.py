@@ -32,7 +32,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-DAPHNE = str(Path(PYTHON).with_name("daphne"))
 
 
 def free_port() -> int:
@@ -181,7 +180,8 @@ def main() -> None:
     ports = [free_port() for _ in range(args.processes)]
     servers = []
     for port in ports:
-        command = [DAPHNE, "-b", "127.0.0.1", "-p", str(port), "blackjack_site.asgi:application"]
+        command = [PYTHON, "-m", "blackjack_site.serve", "-b", "127.0.0.1", "-p", str(port)]
+        command.append("blackjack_site.asgi:application")
         servers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL))
     results, loads = [], []
     try:

@@ -89,7 +89,7 @@ trap stop INT TERM EXIT
 
 for k in $(seq 1 "$count"); do
     port=$((base_port + k - 1))
-    .venv/bin/daphne -b "$host" -p "$port" --websocket-max-message-size 16384 "${proxy_flags[@]}" \
+    .venv/bin/python -m blackjack_site.serve -b "$host" -p "$port" --websocket-max-message-size 16384 "${proxy_flags[@]}" \
         blackjack_site.asgi:application &
     pids+=("$!")
     echo "process $k: http://$host:$port (pid $!)"

@@ -20,7 +20,6 @@ from django.conf import settings
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
-DAPHNE = str(Path(sys.executable).with_name("daphne"))
 START_TIMEOUT = 30.0
 #: As scripts/run-cluster.sh starts Daphne: websocket messages over 16 KiB end the connection.
 DAPHNE_OPTIONS = ["--websocket-max-message-size", "16384"]
@@ -85,7 +84,9 @@ class Server:
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [
-                    DAPHNE,
+                    sys.executable,
+                    "-m",
+                    "blackjack_site.serve",
                     "-b",
                     "127.0.0.1",
                     "-p",

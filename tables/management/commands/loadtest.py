@@ -21,6 +21,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.audit import audit_ledger
+from blackjack_site.serve import loop_factory
 from tables.loadtest.fixtures import LoopbackOnly, check_loopback, close_tables, prepare
 from tables.loadtest.runner import RunConfig, run
 
@@ -98,7 +99,9 @@ class Command(BaseCommand):
             warmup=options["warmup"],
         )
         try:
-            recorder = asyncio.run(run(config, fixture, progress=self.stderr.write))
+            recorder = asyncio.run(
+                run(config, fixture, progress=self.stderr.write), loop_factory=loop_factory()
+            )
         finally:
             close_tables(fixture)
         audit = audit_ledger()
