@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import connections
+from django.db.backends.utils import CursorDebugWrapper
 from django.db.models import Model, QuerySet
 
 #: Marker values that stand in for the arguments while compiling (never a real id or version).
@@ -78,11 +79,9 @@ class Prepared:
 
 
 def sent_together(using: str = "default") -> bool:
-    """Whether statements for this database go joined in one round trip: PostgreSQL with client-side binding
-    (Django's default) runs several statements of one query string and returns each one's rows."""
-    connection = connections[using]
-    options = connection.settings_dict["OPTIONS"]
-    return connection.vendor == "postgresql" and not options.get("server_side_binding")
+    """Whether statements for this database go in one round trip: PostgreSQL pipelines them (`_pipelined`);
+    SQLite, in the process, runs them one by one."""
+    return connections[using].vendor == "postgresql"
 
 
 def rows_together(*queries: tuple[Prepared, tuple], using: str = "default") -> list[list[tuple]]:
@@ -91,23 +90,37 @@ def rows_together(*queries: tuple[Prepared, tuple], using: str = "default") -> l
     return Batch(using=using).flush(*queries)
 
 
-def _result_sets(cursor, *, skip: int, count: int) -> list[list[tuple]]:
-    """The rows of `count` statements of a joined query, after the `skip` statements before them."""
-    results = []
-    for index in range(skip + count):
-        if index:
-            cursor.nextset()
-        if index >= skip:
-            results.append(cursor.fetchall())
-    return results
+def _pipelined(
+    statements: Sequence[tuple[str, Sequence[Any]]], *, results: int, using: str
+) -> list[list[tuple]]:
+    """Run statements in order in one round trip of psycopg's pipeline mode, and return the rows of the last
+    `results` of them. Each statement keeps the extended protocol (bound parameters, and a prepared statement
+    once psycopg has seen it `prepare_threshold` times), and a transaction's BEGIN goes with the first
+    statements. The first error fails the whole, and the transaction with it, as a statement alone would.
 
+    Django's query log, and so its query counting in tests, sees one query per round trip: the statements
+    joined by semicolons."""
+    connection = connections[using]
+    shown = "; ".join(sql for sql, _params in statements)
+    params = [param for _sql, params in statements for param in params]
 
-def _joined(statements: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, list]:
-    """Statements with their parameters as one query string and its parameters (PostgreSQL runs them in
-    turn)."""
-    return "; ".join(sql for sql, _params in statements), [
-        param for _sql, params in statements for param in params
-    ]
+    def run(_sql, _params, _many, _context) -> list[list[tuple]]:
+        connection.validate_no_broken_transaction()
+        with connection.wrap_database_errors:
+            raw = connection.connection
+            cursors = [raw.cursor() for _ in statements]
+            with raw.pipeline():
+                for cursor, (sql, values) in zip(cursors, statements, strict=True):
+                    cursor.execute(sql, values)
+            return [cursor.fetchall() for cursor in cursors[len(cursors) - results :]]
+
+    # Django's own cursor wrapper, as `execute` uses it: its execute wrappers, and in DEBUG (or while a test
+    # counts queries) the query log.
+    with connection.cursor() as wrapper:
+        if isinstance(wrapper, CursorDebugWrapper):
+            with wrapper.debug_sql(shown, params):
+                return wrapper._execute_with_wrappers(shown, params, False, run)
+        return wrapper._execute_with_wrappers(shown, params, False, run)
 
 
 def field_names(model: type[Model], prefix: str = "") -> list[str]:
@@ -277,10 +290,9 @@ def insert(
 
 
 class Batch:
-    """Writes of one transaction gathered to be sent together by `flush`: to PostgreSQL, whose cursors bind
-    parameters on the client (Django's default), in one round trip, the statements joined by semicolons (one
-    database wakeup and one reply instead of one each); to other databases, or with server-side binding, one
-    by one. A failing statement fails the flush, and the transaction with it, as it would alone."""
+    """Writes of one transaction gathered to be sent together by `flush`: to PostgreSQL in one round trip (a
+    pipeline: one database wakeup and one reply instead of one each), to SQLite one by one. A failing
+    statement fails the flush, and the transaction with it, as it would alone."""
 
     def __init__(self, *, using: str = "default") -> None:
         self.using = using
@@ -293,18 +305,16 @@ class Batch:
         """Send the gathered writes; with `reads` (prepared queries and their arguments), also run those after
         them, in the same round trip where the writes go together, and return each one's rows."""
         statements, self._statements = self._statements, []
-        if reads and sent_together(self.using):
-            with connections[self.using].cursor() as cursor:
-                cursor.execute(*_joined([*statements, *(query.bound(*args) for query, args in reads)]))
-                sets = _result_sets(cursor, skip=len(statements), count=len(reads))
-            return [query.converted(rows) for (query, _args), rows in zip(reads, sets, strict=True)]
-        if statements:
-            with connections[self.using].cursor() as cursor:
-                if len(statements) > 1 and sent_together(self.using):
-                    cursor.execute(*_joined(statements))
-                else:
-                    for sql, params in statements:
-                        cursor.execute(sql, params)
+        if sent_together(self.using):
+            if len(statements) + len(reads) > 1:
+                bound = [*statements, *(query.bound(*args) for query, args in reads)]
+                sets = _pipelined(bound, results=len(reads), using=self.using)
+                return [query.converted(rows) for (query, _args), rows in zip(reads, sets, strict=True)]
+            if statements:
+                _write(*statements[0], self.using, None)
+            return [query.rows(*args) for query, args in reads]
+        for sql, params in statements:
+            _write(sql, params, self.using, None)
         return [query.rows(*args) for query, args in reads]
 
 
@@ -349,19 +359,15 @@ def returning_together(
 ) -> list[list[tuple]]:
     """Several `execute_returning` statements (key, build, params), run in order: on PostgreSQL in one round
     trip; the rows each returned."""
-    if not sent_together(using):
+    if not sent_together(using) or len(statements) == 1:
         return [execute_returning(key, build, params, using=using) for key, build, params in statements]
     connection = connections[using]
     quote = connection.ops.quote_name
-    joined = _joined(
-        [
-            (_statement((connection.vendor, "sql", key), functools.partial(build, quote)), params)
-            for key, build, params in statements
-        ]
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(*joined)
-        return _result_sets(cursor, skip=0, count=len(statements))
+    bound = [
+        (_statement((connection.vendor, "sql", key), functools.partial(build, quote)), params)
+        for key, build, params in statements
+    ]
+    return _pipelined(bound, results=len(bound), using=using)
 
 
 def _run(key: str, build, params: Sequence[Any], using: str, result: Callable[[Any], Any]):

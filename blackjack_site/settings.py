@@ -82,6 +82,16 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("CONN_MAX_AGE", 0))}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Parameters bound by the server, and every statement run twice on a connection prepared: PostgreSQL
+        # then parses and plans the hot statements of an action once per connection, not on every run (its
+        # CPU an action halved in benchmarks/action_cost.py). `blackjack_site.prepared` pipelines statements
+        # to send several in one round trip. No transaction-pooling proxy (PgBouncer) may sit in between.
+        DATABASES["default"]["OPTIONS"] = {
+            "server_side_binding": True,
+            "prepare_threshold": 2,
+            **DATABASES["default"].get("OPTIONS", {}),
+        }
 else:
     DATABASES = {
         "default": {
