@@ -1,6 +1,5 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (same-origin only)."""
 
-import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -13,6 +12,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from blackjack_site.routing import websocket_urlpatterns  # noqa: E402
+from blackjack_site.serve import quiet_gc  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
@@ -25,9 +25,6 @@ from tables import clock  # noqa: E402
 
 clock.start()  # deadline enforcement in this server process (off under pytest and with TABLE_CLOCK=0)
 
-# What is loaded by now lives as long as the process: the cyclic garbage collector's full passes skip it from
-# here on. Such a pass stops the whole process, for as long as it takes to walk every object it tracks: with
-# 100 tables x 5 players on two processes, 120-150 ms of CPU each, and 40-50 ms once Django, Channels and the
-# rest are left out of it (measured with a `gc.callbacks` hook), and every action under way waits it out.
-gc.collect()
-gc.freeze()
+# The cyclic garbage collector: what is loaded by now left out of its passes, and its passes rarer
+# (`serve.quiet_gc`).
+quiet_gc()

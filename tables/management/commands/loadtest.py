@@ -21,7 +21,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.audit import audit_ledger
-from blackjack_site.serve import loop_factory
+from blackjack_site.serve import loop_factory, quiet_gc
 from tables.loadtest.fixtures import LoopbackOnly, check_loopback, close_tables, prepare
 from tables.loadtest.runner import RunConfig, run
 
@@ -98,6 +98,7 @@ class Command(BaseCommand):
             think_ms=think_ms,
             warmup=options["warmup"],
         )
+        quiet_gc()  # the bots' own pauses would be measured as the servers' latency
         try:
             recorder = asyncio.run(
                 run(config, fixture, progress=self.stderr.write), loop_factory=loop_factory()
