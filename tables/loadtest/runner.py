@@ -80,7 +80,8 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
     began = time.monotonic()
     began_at = time.time()
     try:
-        while (left := config.duration - (time.monotonic() - began)) > 0:
+        # (A sleep may wake a millisecond early: what is left of the run after that is no new interval.)
+        while (left := config.duration - (time.monotonic() - began)) > 0.01:
             await asyncio.sleep(min(config.progress_every, left))
             recorder.elapsed = time.monotonic() - began
             progress(recorder.progress_line())

@@ -52,6 +52,7 @@ class Recorder:
     elapsed: float = 0.0
     # The measured window in Unix time (set by the runner), to match it with other figures (CPU time).
     window: tuple[float, float] | None = None
+    shown_upto: int = 0  # how many actor latencies the last progress line had seen
 
     def action_done(self, latency: float, *, action: str = "action", settling: bool = False) -> None:
         """The acting client saw its `action` answered after `latency` seconds; `settling` when that answer
@@ -86,7 +87,9 @@ class Recorder:
 
     def progress_line(self) -> str:
         rate = self.actions / self.elapsed if self.elapsed else 0.0
-        p99 = percentiles(self.actor[-5000:])["p99"]
+        # The p99 of the actions answered since the last line: how the latency moves during the run.
+        p99 = percentiles(self.actor[self.shown_upto :])["p99"]
+        self.shown_upto = len(self.actor)
         shown = "-" if p99 is None else f"{p99}"
         return (
             f"{self.elapsed:6.1f} s  bots {self.connected:4d}  rounds {self.rounds:6d}"

@@ -393,3 +393,17 @@ async def test_a_refused_action_that_applied_nothing_is_sent_again_after_a_pause
     assert again == first
     assert again_at - refused_at >= RATE_WINDOW - 0.01
     assert bot.recorder.summary()["errors"] == {code: 1}
+
+
+def test_the_progress_line_shows_the_p99_of_the_actions_since_the_last_line():
+    recorder = Recorder(measuring=True)
+    for _ in range(100):
+        recorder.action_done(0.5)  # a slow start
+    assert "recent actor p99 500.0 ms" in recorder.progress_line()
+    for _ in range(100):
+        recorder.action_done(0.02)
+    assert "recent actor p99 20.0 ms" in recorder.progress_line()  # the slow start is not in it any more
+    assert "recent actor p99 - ms" in recorder.progress_line()  # nothing answered since
+    assert (
+        recorder.summary()["latency_ms"]["actor"]["p99"] == 500.0
+    )  # the run's own figures keep every action
