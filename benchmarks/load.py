@@ -162,6 +162,13 @@ def main() -> None:
         "--warmup", type=float, default=10.0, help="seconds of play before measuring (passed to loadtest)"
     )
     parser.add_argument(
+        "--stagger",
+        type=float,
+        default=10.0,
+        help="start the tables one after another over this many seconds, about one round at human pace "
+        "(passed to loadtest; 0: all at once)",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -255,7 +262,7 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         command = [PYTHON, "manage.py", "loadtest", "--tables", str(tables), "--players", str(args.players)]
         command += ["--duration", str(args.duration), "--think", str(args.think)]
-        command += ["--warmup", str(args.warmup), "--json", out.name]
+        command += ["--warmup", str(args.warmup), "--stagger", str(args.stagger), "--json", out.name]
         for url in urls:
             command += ["--url", url]
         sampler = CpuSampler([server.pid for server in servers])

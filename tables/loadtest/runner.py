@@ -21,7 +21,8 @@ class RunConfig:
     ws_urls: list[str]  # ws://host:port bases; player i connects to ws_urls[i % len], then fails over in turn
     duration: float
     drain: float = 15.0
-    warmup: float = 0.0  # seconds of play before measuring (the tables start in step, then drift apart)
+    warmup: float = 0.0  # seconds of play before measuring, after the last table started
+    stagger: float = 0.0  # the tables start their first rounds spread evenly over this many seconds
     progress_every: float = 5.0
     ordered: bool = True
     think_ms: int = (
@@ -29,9 +30,25 @@ class RunConfig:
     )
 
 
+async def start_tables(playing: dict[int, asyncio.Event], stagger: float, progress) -> None:
+    """Let the tables play, one after another at even intervals over `stagger` seconds (all at once without).
+    Started together, every table deals, settles and opens its betting in the same moments, a burst that
+    comes back round after round until their players' pauses have drifted them apart: a site's tables fill
+    as players arrive."""
+    if stagger > 0:
+        progress(f"starting the {len(playing)} tables over {stagger:g} s")
+    began = time.monotonic()
+    for index, event in enumerate(playing.values()):
+        if (delay := began + stagger * index / len(playing) - time.monotonic()) > 0:
+            await asyncio.sleep(delay)
+        event.set()
+
+
 async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], None]) -> Recorder:
     recorder = Recorder()
-    playing, stopping = asyncio.Event(), asyncio.Event()
+    # Each table's bots start playing when their table's event is set (`stagger`); all stop together.
+    playing = {table_id: asyncio.Event() for table_id in fixture.table_ids}
+    stopping = asyncio.Event()
     strategy = basic_strategy(RuleSet.from_dict(fixture.rules))
     ledgers = {table_id: TableLedger() for table_id in fixture.table_ids}
     bots = []
@@ -49,7 +66,7 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
                 min_bet=fixture.min_bet,
                 recorder=recorder,
                 shared=ledgers[player.table_id],
-                playing=playing,
+                playing=playing[player.table_id],
                 stopping=stopping,
                 ordered=config.ordered,
                 think=ThinkTime(config.think_ms, seed=index),
@@ -72,7 +89,7 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
     seated = sum(bot.seated for bot in bots)
     pace = f" with a mean think time of {config.think_ms:g} ms" if config.think_ms else " as fast as possible"
     progress(f"{seated} of {len(bots)} bots seated in {time.monotonic() - started:.1f} s; playing{pace}")
-    playing.set()
+    await start_tables(playing, config.stagger, progress)
     if config.warmup > 0:
         progress(f"warming up for {config.warmup:g} s before measuring")
         await asyncio.sleep(config.warmup)

@@ -63,8 +63,15 @@ class Command(BaseCommand):
             "--warmup",
             type=float,
             default=0.0,
-            help="seconds of play before measuring: every table starts its first round at once, so the first "
-            "seconds are a burst no real site sees; the tables drift apart as they play",
+            help="seconds of play before measuring, from when the last table started",
+        )
+        parser.add_argument(
+            "--stagger",
+            type=float,
+            default=0.0,
+            help="start the tables one after another over this many seconds (0, the default: all at once, "
+            "so that every table deals, settles and opens its betting in the same moments, a burst no real "
+            "site sees, which comes back round after round until the tables drift apart)",
         )
         parser.add_argument("--drain", type=float, default=15.0, help="seconds to finish hands after the run")
 
@@ -78,6 +85,8 @@ class Command(BaseCommand):
             raise CommandError(f"--duration must be more than 0 and at most {MAX_DURATION} seconds")
         if not 0 <= options["warmup"] <= MAX_DURATION:
             raise CommandError(f"--warmup must be 0 to {MAX_DURATION} seconds")
+        if not 0 <= options["stagger"] <= MAX_DURATION:
+            raise CommandError(f"--stagger must be 0 to {MAX_DURATION} seconds")
         think_ms = options["think"]
         if not 0 <= think_ms <= MAX_THINK_MS:
             raise CommandError(f"--think must be 0 to {MAX_THINK_MS} milliseconds")
@@ -97,6 +106,7 @@ class Command(BaseCommand):
             ordered=not options["eager"],
             think_ms=think_ms,
             warmup=options["warmup"],
+            stagger=options["stagger"],
         )
         quiet_gc()  # the bots' own pauses would be measured as the servers' latency
         try:
@@ -115,6 +125,7 @@ class Command(BaseCommand):
             "mode": "eager" if options["eager"] else "ordered",
             "think_ms": think_ms,
             "warmup_s": options["warmup"],
+            "stagger_s": options["stagger"],
             **recorder.summary(),
             "audit": {
                 "ok": audit.ok,
