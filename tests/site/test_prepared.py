@@ -3,8 +3,9 @@
 import threading
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, signals
 
 from blackjack_site.prepared import (
     Batch,
@@ -94,6 +95,43 @@ def test_models_built_from_rows_equal_loaded_ones_with_relations_cached(tables, 
         lambda table_id: Table.objects.filter(pk=table_id).values_list(*field_names(Table)), arity=1
     )
     assert model_rows(Table, plain.rows(table.pk)) == [loaded]
+
+
+@pytest.mark.parametrize("model", [Table, RulePreset, Seat, Presence, TableEvent, get_user_model()])
+def test_instances_made_from_rows_are_those_from_db_makes(tables, model):
+    """The direct way of making instances leaves them as `Model.from_db` does: the same attributes, loaded,
+    from this database; and they save, compare and reach their relations as loaded ones do."""
+    rows = list(model.objects.order_by("pk").values_list(*field_names(model)))
+    made = model_rows(model, rows)
+    loaded = [model.from_db("default", field_names(model), row) for row in rows]
+    assert made == list(model.objects.order_by("pk"))
+    for fast, slow in zip(made, loaded, strict=True):
+        assert type(fast) is model
+        assert {k: v for k, v in vars(fast).items() if k != "_state"} == {
+            k: v for k, v in vars(slow).items() if k != "_state"
+        }
+        assert (fast._state.adding, fast._state.db) == (False, "default")
+    if model is Seat:
+        seat = made[0]
+        assert seat.table == tables[1]
+        assert seat.user.username == "pat"
+        seat.ready = True
+        seat.save()
+        assert Seat.objects.get(pk=seat.pk).ready
+
+
+def test_a_model_with_an_init_signal_receiver_is_made_by_from_db(tables):
+    made = []
+
+    def receiver(sender, instance, **kwargs):
+        made.append(instance)
+
+    signals.post_init.connect(receiver, sender=Table)
+    try:
+        found = model_rows(Table, Table.objects.order_by("pk").values_list(*field_names(Table)))
+    finally:
+        signals.post_init.disconnect(receiver, sender=Table)
+    assert made == found == tables
 
 
 @pytest.mark.django_db(transaction=True)
