@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from accounts import selectors
 from accounts.models import LedgerEntry, Wallet
-from blackjack_site.prepared import execute_returning, insert, returning_together
+from blackjack_site.prepared import Batch, execute_returning, insert, returning_together
 
 # No single movement is anywhere near this; it keeps every sum far inside a 64-bit integer.
 MAX_AMOUNT = 10**12
@@ -181,11 +181,14 @@ def _move(
     table_ref: int | None = None,
     memo: str = "",
     created_by=None,
+    batch: Batch | None = None,
 ) -> LedgerEntry:
     """Move `player_delta` chips into (positive) or out of (negative) the player's wallet, against a system
     wallet.
 
-    Must run inside an atomic block; returns the player's ledger entry.
+    Must run inside an atomic block; returns the player's ledger entry. With `batch` (of the same
+    transaction), the ledger rows wait there to be written with the caller's other writes, and the entry
+    returned has no id.
     """
     # The system wallet's row first, then the player's (the lock order of every movement), in one round trip.
     system_rows, player_rows = returning_together(
@@ -225,7 +228,7 @@ def _move(
     system_entry = LedgerEntry(
         wallet_id=system_pk, amount=-player_delta, balance_after=system_balance, **common
     )
-    insert(LedgerEntry, [player_entry, system_entry], ids=True)
+    insert(LedgerEntry, [player_entry, system_entry], ids=batch is None, batch=batch)
     return player_entry
 
 
@@ -246,9 +249,12 @@ def open_wallet(*, user) -> Wallet:
         return wallet
 
 
-def stake(*, user, amount, round_ref=None, table_ref=None, memo="") -> LedgerEntry:
+def stake(
+    *, user, amount, round_ref=None, table_ref=None, memo="", batch: Batch | None = None
+) -> LedgerEntry:
     """Take `amount` chips from the player for a bet (player -> house). Raises InsufficientChips when the
-    balance is too low, InvalidAmount for anything but a positive int. Returns the player's ledger entry."""
+    balance is too low, InvalidAmount for anything but a positive int. Returns the player's ledger entry
+    (`batch`: see `_move`)."""
     check_amount(amount)
     return _house_movement(
         user=user,
@@ -257,17 +263,27 @@ def stake(*, user, amount, round_ref=None, table_ref=None, memo="") -> LedgerEnt
         round_ref=round_ref,
         table_ref=table_ref,
         memo=memo,
+        batch=batch,
     )
 
 
-def pay(*, user, amount, kind="payout", round_ref=None, table_ref=None, memo="") -> LedgerEntry:
+def pay(
+    *, user, amount, kind="payout", round_ref=None, table_ref=None, memo="", batch: Batch | None = None
+) -> LedgerEntry:
     """Give the player `amount` chips from the house: `kind` is "payout" (winnings with the returned stake) or
-    "refund" (a bet given back, e.g. a push or a cancelled round). Returns the player's ledger entry."""
+    "refund" (a bet given back, e.g. a push or a cancelled round). Returns the player's ledger entry
+    (`batch`: see `_move`)."""
     check_amount(amount)
     if kind not in (LedgerEntry.Kind.PAYOUT, LedgerEntry.Kind.REFUND):
         raise WalletError(f"A payment is a payout or a refund, not {kind!r}.", code="bad_kind")
     return _house_movement(
-        user=user, player_delta=amount, kind=kind, round_ref=round_ref, table_ref=table_ref, memo=memo
+        user=user,
+        player_delta=amount,
+        kind=kind,
+        round_ref=round_ref,
+        table_ref=table_ref,
+        memo=memo,
+        batch=batch,
     )
 
 
@@ -280,12 +296,15 @@ class Payment(NamedTuple):
     memo: str = ""
 
 
-def pay_many(*, payments: Sequence[Payment], round_ref=None, table_ref=None) -> list[LedgerEntry]:
+def pay_many(
+    *, payments: Sequence[Payment], round_ref=None, table_ref=None, batch: Batch | None = None
+) -> list[LedgerEntry]:
     """Make several payments from the house at once (a round's settlement): the same ledger rows, in the
-    same order, as calling `pay` for each, in three statements however many there are (the house row, every
-    player row in one update, the entries; the updates return the new balances). Everything is checked before
-    anything is written; a user without a wallet is refused (`NoWallet`) and nothing is left behind. Returns
-    the players' entries, in the order of `payments`."""
+    same order, as calling `pay` for each, in three statements however many there are (the house row and
+    every player row in one update, sent together, then the entries; the updates return the new balances).
+    Everything is checked before anything is written; a user without a wallet is refused (`NoWallet`) and
+    nothing is left behind. Returns the players' entries, in the order of `payments` (`batch`: see
+    `_move`)."""
     _check_ref("round_ref", round_ref)
     _check_ref("table_ref", table_ref)
     for payment in payments:
@@ -302,8 +321,15 @@ def pay_many(*, payments: Sequence[Payment], round_ref=None, table_ref=None) -> 
     # No savepoint, as in `_house_movement`: a refusal undoes its own writes and is raised outside the block.
     with transaction.atomic(savepoint=False):
         # The house first, then the players, as every movement locks them (no deadlock).
-        house = _update_system_wallet(Wallet.Kind.HOUSE, -total)
-        players = _credit_players(deltas)
+        house_rows, players = returning_together(
+            _system_addition(Wallet.Kind.HOUSE, -total),
+            _players_credit(deltas, system_kind=Wallet.Kind.HOUSE),
+        )
+        if house_rows:
+            house = house_rows[0]
+        else:  # no house wallet (a test database flushed): the players were left alone; as in `_move`
+            house = _update_system_wallet(Wallet.Kind.HOUSE, -total)
+            players = _credit_players(deltas)
         if len(players) != len(deltas):
             # Undo both sides (this transaction holds the rows, so exactly), then name who has no wallet.
             _credit_players({user_id: -delta for user_id, delta in deltas.items()})
@@ -312,7 +338,7 @@ def pay_many(*, payments: Sequence[Payment], round_ref=None, table_ref=None) -> 
             missing = min(set(deltas) - held)
         else:
             return _write_payments(
-                payments, house, players, deltas, total, round_ref=round_ref, table_ref=table_ref
+                payments, house, players, deltas, total, round_ref=round_ref, table_ref=table_ref, batch=batch
             )
     raise NoWallet(f"User {missing} has no wallet.")
 
@@ -326,6 +352,7 @@ def _write_payments(
     *,
     round_ref,
     table_ref,
+    batch: Batch | None,
 ) -> list[LedgerEntry]:
     """The ledger rows of `pay_many`, once the balances have moved (`house` is the house wallet's id and
     balance, `players` each credited wallet's id, user id and balance)."""
@@ -360,31 +387,42 @@ def _write_payments(
                 wallet_id=house_pk, amount=-payment.amount, balance_after=balances[house_pk], **common
             )
         )
-    insert(LedgerEntry, entries, ids=True)
+    insert(LedgerEntry, entries, ids=batch is None, batch=batch)
     return entries[::2]
 
 
 def _credit_players(deltas: dict[int, int]) -> list[tuple[int, int, int]]:
     """Add `deltas[user_id]` to each of those players' balances in one statement: the id, user id and new
     balance of every wallet changed."""
+    return execute_returning(*_players_credit(deltas))
+
+
+def _players_credit(deltas: dict[int, int], *, system_kind: str | None = None) -> tuple:
+    """The statement of `_credit_players`, for `execute_returning`; with `system_kind`, it changes nothing
+    unless that system wallet exists (sent after its update, in one round trip: see `_move`)."""
     cases = " ".join(["WHEN %s THEN %s"] * len(deltas))
     listed = ", ".join(["%s"] * len(deltas))
-    return execute_returning(
-        f"wallet: credit {len(deltas)} players",
+    guard = "" if system_kind is None else " AND EXISTS (SELECT 1 FROM {wallets} WHERE {kind} = %s)"
+    return (
+        f"wallet: credit {len(deltas)} players" + ("" if system_kind is None else " after a system wallet"),
         lambda q: (
             f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + CASE {q('user_id')} "
-            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed}) "
-            f"RETURNING {q('id')}, {q('user_id')}, {q('balance')}"
+            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed})"
+            + guard.format(wallets=q(Wallet._meta.db_table), kind=q("kind"))
+            + f" RETURNING {q('id')}, {q('user_id')}, {q('balance')}"
         ),
         [
             *(value for user_id, delta in deltas.items() for value in (user_id, delta)),
             Wallet.Kind.PLAYER.value,
             *deltas,
+            *([] if system_kind is None else [str(system_kind)]),
         ],
     )
 
 
-def _house_movement(*, user, player_delta: int, kind: str, round_ref, table_ref, memo: str) -> LedgerEntry:
+def _house_movement(
+    *, user, player_delta: int, kind: str, round_ref, table_ref, memo: str, batch: Batch | None
+) -> LedgerEntry:
     """Chips between the player and the house (stake or pay), after the references and memo are checked."""
     _check_ref("round_ref", round_ref)
     _check_ref("table_ref", table_ref)
@@ -401,6 +439,7 @@ def _house_movement(*, user, player_delta: int, kind: str, round_ref, table_ref,
                 round_ref=round_ref,
                 table_ref=table_ref,
                 memo=memo,
+                batch=batch,
             )
         except (InsufficientChips, NoWallet) as refused:
             refusal = refused

@@ -1048,11 +1048,18 @@ def _move_chips(change: _Change, number: int, delta: int) -> None:
     refs = {"round_ref": change.round.pk, "table_ref": change.table.pk}
     if delta > 0:
         try:
-            wallet.stake(user=user, amount=delta, memo=f"seat {number}", **refs)
+            wallet.stake(user=user, amount=delta, memo=f"seat {number}", batch=change.writes, **refs)
         except wallet.InsufficientChips as exc:
             raise ActionRefused("insufficient_chips", exc.message) from None
     else:
-        wallet.pay(user=user, amount=-delta, kind="refund", memo=f"seat {number}: bet lowered", **refs)
+        wallet.pay(
+            user=user,
+            amount=-delta,
+            kind="refund",
+            memo=f"seat {number}: bet lowered",
+            batch=change.writes,
+            **refs,
+        )
 
 
 def _after_engine(change: _Change) -> None:
@@ -1269,7 +1276,7 @@ def _settle(change: _Change) -> None:
             }
         )
         change.event(TableEvent.Kind.RESULT, _result_text(user, number, seat_state, net))
-    wallet.pay_many(payments=payments, **refs)
+    wallet.pay_many(payments=payments, batch=change.writes, **refs)
     rnd.results = {"seats": results, "dealer": {"cards": state.dealer_cards, "total": dealer_total}}
     rnd.settled_at = change.now
     rnd.phase = Phase.SETTLED
