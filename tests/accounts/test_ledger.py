@@ -8,6 +8,7 @@ from accounts import services
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
 from blackjack_site.append_only import AppendOnlyError
+from blackjack_site.prepared import Batch
 
 pytestmark = pytest.mark.django_db
 
@@ -304,6 +305,37 @@ def test_pay_many_writes_the_rows_one_pay_each_would(player, other_player):
     # Each payment is its own transfer: two rows summing to zero.
     transfers = LedgerEntry.objects.filter(pk__gt=start).values_list("transfer", flat=True)
     assert len(set(transfers)) == 3
+    assert audit_ledger().ok
+
+
+def test_with_a_batch_the_ledger_rows_wait_for_the_flush_and_are_those_written_at_once(player, other_player):
+    """A table change passes its write batch: the balances move at once, the ledger rows go with its last
+    writes, the same rows as without a batch."""
+    start = last_entry_id()
+    with transaction.atomic():
+        services.stake(user=player, amount=300, round_ref=9, table_ref=4)
+        services.pay_many(
+            payments=[services.Payment(player, 600, "payout", "seat 1")], round_ref=9, table_ref=4
+        )
+        at_once = ledger_rows(start)
+        balances = state()[0]
+        transaction.set_rollback(True)
+
+    with transaction.atomic():
+        batch = Batch()
+        staked = services.stake(user=player, amount=300, round_ref=9, table_ref=4, batch=batch)
+        services.pay_many(
+            payments=[services.Payment(player, 600, "payout", "seat 1")],
+            round_ref=9,
+            table_ref=4,
+            batch=batch,
+        )
+        assert staked.pk is None
+        assert ledger_rows(start) == []
+        assert state()[0] == balances
+        batch.flush()
+    assert ledger_rows(start) == at_once
+    assert Wallet.objects.get(user=other_player).balance == 10_000
     assert audit_ledger().ok
 
 
