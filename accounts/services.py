@@ -123,7 +123,22 @@ def _add_to_system_wallet(kind: str, delta: int) -> list[tuple[int, int]]:
 
 
 def _system_addition(kind: str, delta: int) -> tuple:
-    return _balance_addition("system", lambda q: f"{q('kind')} = %s", [delta, str(kind)])
+    return _balance_addition(f"{_system_kind(kind)} system", lambda q: _is_system_wallet(q, kind), [delta])
+
+
+def _system_kind(kind: str) -> str:
+    """A system wallet's kind, checked: it is written into the statements below."""
+    kind = Wallet.Kind(kind).value
+    if kind == Wallet.Kind.PLAYER:
+        raise ValueError("a player wallet is no system wallet")
+    return kind
+
+
+def _is_system_wallet(q, kind: str) -> str:
+    """The condition selecting the `kind` system wallet, its kind written out: PostgreSQL finds that row
+    through the partial unique index of the system wallets only when it sees that the kind is not "player",
+    which it cannot see of a parameter in a prepared statement's generic plan (it scanned every wallet)."""
+    return f"{q('kind')} = '{_system_kind(kind)}'"
 
 
 def _add_to_player_wallet(user_id: int, delta: int) -> list[tuple[int, int]]:
@@ -140,12 +155,12 @@ def _player_addition(user_id: int, delta: int, *, system_kind: str | None = None
             [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)],
         )
     return _balance_addition(
-        "player after a system wallet",
+        f"player after the {_system_kind(system_kind)} system wallet",
         lambda q: (
             f"{q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s AND EXISTS (SELECT 1 FROM "
-            f"{q(Wallet._meta.db_table)} WHERE {q('kind')} = %s)"
+            f"{q(Wallet._meta.db_table)} WHERE {_is_system_wallet(q, system_kind)})"
         ),
-        [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta), str(system_kind)],
+        [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)],
     )
 
 
@@ -402,20 +417,25 @@ def _players_credit(deltas: dict[int, int], *, system_kind: str | None = None) -
     unless that system wallet exists (sent after its update, in one round trip: see `_move`)."""
     cases = " ".join(["WHEN %s THEN %s"] * len(deltas))
     listed = ", ".join(["%s"] * len(deltas))
-    guard = "" if system_kind is None else " AND EXISTS (SELECT 1 FROM {wallets} WHERE {kind} = %s)"
+
+    def guard(q) -> str:
+        if system_kind is None:
+            return ""
+        wallets = q(Wallet._meta.db_table)
+        return f" AND EXISTS (SELECT 1 FROM {wallets} WHERE {_is_system_wallet(q, system_kind)})"
+
+    after = "" if system_kind is None else f" after the {_system_kind(system_kind)} system wallet"
     return (
-        f"wallet: credit {len(deltas)} players" + ("" if system_kind is None else " after a system wallet"),
+        f"wallet: credit {len(deltas)} players{after}",
         lambda q: (
             f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + CASE {q('user_id')} "
-            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed})"
-            + guard.format(wallets=q(Wallet._meta.db_table), kind=q("kind"))
-            + f" RETURNING {q('id')}, {q('user_id')}, {q('balance')}"
+            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed}){guard(q)} "
+            f"RETURNING {q('id')}, {q('user_id')}, {q('balance')}"
         ),
         [
             *(value for user_id, delta in deltas.items() for value in (user_id, delta)),
             Wallet.Kind.PLAYER.value,
             *deltas,
-            *([] if system_kind is None else [str(system_kind)]),
         ],
     )
 
