@@ -38,6 +38,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
+from django.utils.functional import LazyObject, empty
 
 from tables import broadcast, fanout, liveness, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
@@ -139,12 +140,22 @@ class _Consumer(AsyncWebsocketConsumer):
             logger.debug("a frame to a client that had just left was dropped")
 
 
+def _unwrapped(user):
+    """The user Channels' auth middleware found, out of its lazy wrapper: every attribute read through the
+    wrapper costs a call (the views read the user's id and name for each broadcast)."""
+    if isinstance(user, LazyObject):
+        if user._wrapped is empty:
+            user._setup()
+        return user._wrapped
+    return user
+
+
 class TableConsumer(_Consumer):
     lean = False  # JSON states without the log and chat lists (`?format=json&log=off`)
 
     async def connect(self):
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
-        self.user = self.scope["user"]
+        self.user = _unwrapped(self.scope["user"])
         query = _query(self.scope)
         self.json_format = query.get("format") == "json"
         self.lean = self.json_format and query.get("log") == "off"

@@ -442,3 +442,17 @@ async def test_lobby_html_is_one_out_of_band_fragment(make_table, alice):
     assert assert_oob_fragment(fragment) == ["lobby-tables"]
     assert "&lt;b&gt;Bold&lt;/b&gt; table" in fragment
     assert "<b>Bold</b>" not in fragment
+
+
+def test_the_consumer_keeps_the_user_out_of_channels_lazy_wrapper(django_user_model):
+    from channels.auth import UserLazyObject
+
+    from tables.consumers import _unwrapped
+
+    user = django_user_model(username="plain")
+    wrapped = UserLazyObject()
+    wrapped._wrapped = user
+    assert _unwrapped(wrapped) is user
+    assert _unwrapped(user) is user
+    with pytest.raises(ValueError, match="before it is ready"):
+        _unwrapped(UserLazyObject())  # as reading it would: the middleware has not resolved it
