@@ -255,10 +255,25 @@ def judge(runs: list[dict], goal_ms: float) -> dict:
     }
 
 
+def speed_probe() -> float:
+    """Milliseconds of CPU a fixed pure-Python loop takes here now, best of three. The machines of this kind
+    are virtual, and their speed moves with what else their host runs (the same loop took 0.61 to 1.12 s
+    from one minute to the next): a run's CPU figures and latencies only compare with another's next to it."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        total = 0
+        for number in range(1_000_000):
+            total += number * number % 7
+        best = min(best, time.process_time() - started)
+    return round(1000 * best, 1)
+
+
 def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: int) -> dict | None:
     """One load test of `tables` tables against the running servers: its result with the CPU figures added,
     printed; None if the load test failed."""
     vacuum(env)
+    probe_before = speed_probe()
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         command = [PYTHON, "manage.py", "loadtest", "--tables", str(tables), "--players", str(args.players)]
         command += ["--duration", str(args.duration), "--think", str(args.think)]
@@ -278,6 +293,7 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
         print(f"{tables} tables: the load test failed", flush=True)
         return None
     result["processes"] = args.processes
+    result["speed_probe_ms"] = [probe_before, speed_probe()]
     result["load_average"] = os.getloadavg()
     # CPU in the measured window only (accounts, seating and draining left out). Server CPU per action is what
     # one action costs the servers, so 1000 / it is the most actions per second one core could serve; the
@@ -299,7 +315,8 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
         f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | "
         f"CPU ms/action server {result['server_cpu_ms_per_action']} "
         f"machine {result['machine_cpu_ms_per_action']} (busy {result['machine_busy']:.0%}) | "
-        f"load {result['load_average'][0]:.1f}",
+        f"load {result['load_average'][0]:.1f} | speed probe {result['speed_probe_ms'][0]}/"
+        f"{result['speed_probe_ms'][1]} ms",
         flush=True,
     )
     by_action = result["actor_latency_ms_by_action"]
