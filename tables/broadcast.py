@@ -11,6 +11,9 @@ when they connect (`register_loop`). Without a registered loop the other process
 layer with `async_to_sync`; with the in-memory layer and no loop nobody is connected to tell, so nothing is
 sent.
 
+The lobby is told at most once every `LOBBY_SECONDS` per process (`_LobbyPacer`): the first change after a
+quiet spell at once, the rest of the interval's changes in one announcement at its end.
+
 `held()` lets a consumer announce an action only after building its own viewer's view of the new version,
 which the other viewers then find kept (`tables.viewmodel.cached_viewer_view`); with a Redis layer the
 announcement carries that version's shared part to the other processes (`tables.viewmodel.export_shared`).
@@ -20,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import weakref
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
@@ -31,6 +35,8 @@ from tables.viewmodel import export_shared
 logger = logging.getLogger(__name__)
 
 LOBBY_GROUP = "lobby"
+#: The lobby is told of changes at most once in this many seconds per process (`_LobbyPacer`).
+LOBBY_SECONDS = 0.5
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
@@ -114,7 +120,9 @@ def _send_now(group: str, message: dict) -> None:
     if loop is not None and (loop.is_closed() or not loop.is_running()):
         loop = None
     try:
-        if loop is not None and not _runs_on(loop):
+        if loop is not None and group == LOBBY_GROUP:
+            loop.call_soon_threadsafe(_lobby_pacer(loop).changed, message)
+        elif loop is not None and not _runs_on(loop):
             future = asyncio.run_coroutine_threadsafe(fanout.publish(group, message), loop)
             future.add_done_callback(_log_failure)
         elif loop is None and not isinstance(layer, InMemoryChannelLayer):
@@ -126,6 +134,45 @@ def _send_now(group: str, message: dict) -> None:
             loop.create_task(fanout.publish(group, message))
     except Exception:
         logger.exception("broadcast to %s failed", group)
+
+
+class _LobbyPacer:
+    """The lobby's announcements of one event loop, at most one every `LOBBY_SECONDS`: the first change after
+    a quiet spell goes at once, the ones that follow it within the interval go as one at its end. Every
+    phase change of every table changes the lobby, and every lobby viewer reads and renders the whole lobby
+    when told (100 busy tables: some 40 announcements a second); the announcement carries nothing, so one
+    stands for any number. Runs on its loop only."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.last = -LOBBY_SECONDS  # loop time of the last announcement
+        self.waiting: asyncio.TimerHandle | None = None
+
+    def changed(self, message: dict) -> None:
+        if self.waiting is not None:
+            return  # an announcement is already due: it will tell of this change too
+        delay = self.last + LOBBY_SECONDS - self.loop.time()
+        if delay <= 0:
+            self._announce(message)
+        else:
+            self.waiting = self.loop.call_later(delay, self._announce, message)
+
+    def _announce(self, message: dict) -> None:
+        self.waiting = None
+        self.last = self.loop.time()
+        task = self.loop.create_task(fanout.publish(LOBBY_GROUP, message))
+        task.add_done_callback(_log_failure)
+
+
+_pacers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LobbyPacer]" = weakref.WeakKeyDictionary()
+
+
+def _lobby_pacer(loop: asyncio.AbstractEventLoop) -> _LobbyPacer:
+    with _lock:
+        pacer = _pacers.get(loop)
+        if pacer is None:
+            pacer = _pacers[loop] = _LobbyPacer(loop)
+        return pacer
 
 
 def _publish_elsewhere_now(group: str, message: dict) -> None:

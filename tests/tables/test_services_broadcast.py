@@ -6,6 +6,7 @@ import json
 import threading
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
 from tables import broadcast, fanout
@@ -46,11 +47,41 @@ async def test_a_send_from_a_foreign_thread_reaches_the_registered_loop(in_memor
 
 @pytest.mark.asyncio
 async def test_a_send_from_a_sync_to_async_worker_reaches_the_loop(in_memory_layer):
-    from asgiref.sync import sync_to_async
-
     channel = await listening("lobby")
     await sync_to_async(broadcast.send)("lobby", {"type": "lobby.changed"})
     assert await channel.receive() == {"type": "lobby.changed"}
+
+
+@pytest.mark.asyncio
+async def test_the_lobby_is_told_at_once_then_at_most_once_an_interval(in_memory_layer, monkeypatch):
+    monkeypatch.setattr(broadcast, "LOBBY_SECONDS", 0.3)
+    loop = asyncio.get_running_loop()
+    channel = await listening("lobby")
+    told = []
+
+    async def receive_all(until: float) -> None:
+        while (left := until - loop.time()) > 0:
+            try:
+                await asyncio.wait_for(channel.receive(), left)
+            except TimeoutError:
+                return
+            told.append(loop.time())
+
+    start = loop.time()
+    broadcast.send("lobby", {"type": "lobby.changed"})  # after a quiet spell: at once
+    await receive_all(start + 0.1)
+    assert len(told) == 1
+    for _ in range(5):  # within the interval: one announcement at its end, for all five
+        broadcast.send("lobby", {"type": "lobby.changed"})
+        await asyncio.sleep(0.01)
+    await receive_all(start + 0.6)
+    assert len(told) == 2
+    assert told[1] - told[0] >= 0.29
+    await asyncio.sleep(0.4)  # quiet again: the next change goes at once
+    sent = loop.time()
+    await sync_to_async(broadcast.send)("lobby", {"type": "lobby.changed"})
+    await receive_all(sent + 0.1)
+    assert len(told) == 3
 
 
 def test_without_a_running_loop_an_in_memory_send_is_dropped_quietly(in_memory_layer, caplog):
