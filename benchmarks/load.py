@@ -169,6 +169,13 @@ def main() -> None:
         "(passed to loadtest; 0: all at once)",
     )
     parser.add_argument(
+        "--route",
+        choices=("player", "table"),
+        default="table",
+        help="table (the default): all of a table's players on one process, as the documented load balancer "
+        "routes them; player: each table's players spread over the processes (passed to loadtest)",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -277,7 +284,8 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         command = [PYTHON, "manage.py", "loadtest", "--tables", str(tables), "--players", str(args.players)]
         command += ["--duration", str(args.duration), "--think", str(args.think)]
-        command += ["--warmup", str(args.warmup), "--stagger", str(args.stagger), "--json", out.name]
+        command += ["--warmup", str(args.warmup), "--stagger", str(args.stagger), "--route", args.route]
+        command += ["--json", out.name]
         for url in urls:
             command += ["--url", url]
         sampler = CpuSampler([server.pid for server in servers])
@@ -307,7 +315,7 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
     actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
     print(
         f"{args.processes} process(es) {tables:4d} tables x {args.players} players, "
-        f"think {args.think} ms: "
+        f"think {args.think} ms, route {args.route}: "
         f"{result['rounds_per_s']:7.1f} rounds/s {result['actions_per_s']:8.1f} actions/s | "
         f"actor p50/p95/p99/max {actor['p50']}/{actor['p95']}/{actor['p99']}/{actor['max']} ms | "
         f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "

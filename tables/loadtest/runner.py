@@ -18,7 +18,7 @@ SEATING_SECONDS = 60
 
 @dataclass(frozen=True)
 class RunConfig:
-    ws_urls: list[str]  # ws://host:port bases; player i connects to ws_urls[i % len], then fails over in turn
+    ws_urls: list[str]  # ws://host:port bases, in the order `server_order` gives each bot
     duration: float
     drain: float = 15.0
     warmup: float = 0.0  # seconds of play before measuring, after the last table started
@@ -28,6 +28,22 @@ class RunConfig:
     think_ms: int = (
         0  # mean pause before each action during play (`ThinkTime`); 0: as fast as the flow allows
     )
+    route: str = "player"  # which server a bot connects to first: "player" or "table" (`server_order`)
+
+
+ROUTES = ("player", "table")
+
+
+def server_order(urls: list[str], *, route: str, player: int, table: int) -> list[str]:
+    """The servers a bot tries, in turn: first the one its route picks, then the next ones (as a load balancer
+    would pick another process after one went away). `route` "player" spreads the players of every table over
+    the servers (player i on server i mod N: every table is played across processes, and every broadcast
+    crosses between them); "table" puts all of a table's players on one server (table t on server t mod N), as
+    a load balancer hashing the table's websocket path does (`docs/deployment.md`)."""
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {ROUTES}")
+    first = (player if route == "player" else table) % len(urls)
+    return urls[first:] + urls[:first]
 
 
 async def start_tables(playing: dict[int, asyncio.Event], stagger: float, progress) -> None:
@@ -53,8 +69,12 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
     ledgers = {table_id: TableLedger() for table_id in fixture.table_ids}
     bots = []
     for index, player in enumerate(fixture.players):
-        first = index % len(config.ws_urls)
-        bases = config.ws_urls[first:] + config.ws_urls[:first]
+        bases = server_order(
+            config.ws_urls,
+            route=config.route,
+            player=index,
+            table=fixture.table_ids.index(player.table_id),
+        )
         # Lean states (`log=off`): a bot never reads the table's log or chat, half of every state's bytes.
         path = f"/ws/tables/{player.table_id}/?format=json&log=off&token={player.token}"
         bots.append(

@@ -407,3 +407,21 @@ def test_the_progress_line_shows_the_p99_of_the_actions_since_the_last_line():
     assert (
         recorder.summary()["latency_ms"]["actor"]["p99"] == 500.0
     )  # the run's own figures keep every action
+
+
+def test_bots_reach_the_servers_their_route_picks_and_fail_over_in_turn():
+    from tables.loadtest.runner import server_order
+
+    urls = ["ws://a", "ws://b", "ws://c"]
+    # Spread: each table's players over the servers.
+    assert [server_order(urls, route="player", player=p, table=0)[0] for p in range(4)] == [
+        "ws://a",
+        "ws://b",
+        "ws://c",
+        "ws://a",
+    ]
+    # By table: all of a table's players on one server, the tables over the servers.
+    assert {server_order(urls, route="table", player=p, table=4)[0] for p in range(5)} == {"ws://b"}
+    assert server_order(urls, route="table", player=0, table=2) == ["ws://c", "ws://a", "ws://b"]
+    with pytest.raises(ValueError, match="route"):
+        server_order(urls, route="seat", player=0, table=0)

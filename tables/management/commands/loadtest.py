@@ -23,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.audit import audit_ledger
 from blackjack_site.serve import loop_factory, quiet_gc
 from tables.loadtest.fixtures import LoopbackOnly, check_loopback, close_tables, prepare
-from tables.loadtest.runner import RunConfig, run
+from tables.loadtest.runner import ROUTES, RunConfig, run
 
 MAX_TABLES = 300
 MAX_PLAYERS = 7
@@ -73,6 +73,14 @@ class Command(BaseCommand):
             "so that every table deals, settles and opens its betting in the same moments, a burst no real "
             "site sees, which comes back round after round until the tables drift apart)",
         )
+        parser.add_argument(
+            "--route",
+            choices=ROUTES,
+            default="player",
+            help="with several URLs: spread each table's players over the servers (player, the default: "
+            "every broadcast crosses between processes) or put all of a table's players on one server "
+            "(table, as a load balancer hashing the table's websocket path does)",
+        )
         parser.add_argument("--drain", type=float, default=15.0, help="seconds to finish hands after the run")
 
     def handle(self, *args, **options):
@@ -104,6 +112,7 @@ class Command(BaseCommand):
             duration=duration,
             drain=options["drain"],
             ordered=not options["eager"],
+            route=options["route"],
             think_ms=think_ms,
             warmup=options["warmup"],
             stagger=options["stagger"],
@@ -123,6 +132,7 @@ class Command(BaseCommand):
             "players_per_table": players,
             "bots": tables * players,
             "mode": "eager" if options["eager"] else "ordered",
+            "route": options["route"],
             "think_ms": think_ms,
             "warmup_s": options["warmup"],
             "stagger_s": options["stagger"],
