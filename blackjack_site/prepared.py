@@ -8,9 +8,9 @@ remembers the SQL, where each argument lands among the parameters, and Django's 
 columns (JSON, dates on SQLite, ...). Later runs only substitute the arguments, execute through the
 connection's cursor (so query counting, logging and the debug toolbar see them as usual) and convert the rows.
 
-Only `values_list()` querysets are prepared (plain rows out); `model_rows` builds model instances from them
-with `Model.from_db`, as the ORM itself does. An argument must reach the SQL unchanged (ids, versions); the
-compiled form is kept per thread, like the connection it was compiled for.
+Only `values_list()` querysets are prepared (plain rows out); `model_rows` builds model instances from them,
+in the state `Model.from_db` gives them (`_loader`). An argument must reach the SQL unchanged (ids,
+versions); the compiled form is kept per thread, like the connection it was compiled for.
 """
 
 import functools
@@ -161,7 +161,7 @@ def related_models(row: Sequence[Any], parts: Sequence[type[Model]], *, using: s
 def _loader(model: type[Model]) -> Callable[[str, Sequence[str], Sequence[Any]], Model]:
     """How to make an instance of `model` from a row of all its concrete columns: `Model.from_db`, or where
     nothing more can happen in it, the same instance made directly. `Model.__init__` sets each column through
-    its class attribute, one `setattr` after another, and sends the init signals: a fifth of an action's CPU
+    its class attribute, one `setattr` after another, and sends the init signals: a tenth of an action's CPU
     went on it for the twenty or so rows an action loads. The direct way fills the instance's dictionary in
     one go and gives it the state `from_db` gives (loaded from `using`, not being added). It is taken only
     for a model with Django's own `__init__` and `from_db` and with no receiver of its init signals; the
