@@ -15,8 +15,9 @@ loaded (whatever server runs it), and the load tester before its bots start.
 
 import asyncio
 import gc
-import os
 import sys
+
+from blackjack_site.env import env_bool
 
 #: The cyclic garbage collector's thresholds in a server process (`quiet_gc`): a young pass every 20,000 new
 #: objects instead of 2,000, a full pass every 5,000 young ones instead of 100.
@@ -25,7 +26,7 @@ GC_THRESHOLDS = (20_000, 50, 100)
 
 def uvloop_module():
     """uvloop, unless `UVLOOP=0` or it is not installed (None)."""
-    if os.environ.get("UVLOOP", "1").strip().lower() in ("0", "false", "off", "no"):
+    if not env_bool("UVLOOP", True):
         return None
     try:
         import uvloop
