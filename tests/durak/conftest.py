@@ -8,8 +8,8 @@ from durak.engine import DurakRules, EngineError, GameState, apply, new_deck_ord
 
 
 def scripted_deck(hands: list[list[str]], trump: str, talon: list[str] = ()) -> list[str]:
-    """The deck that deals `hands` (6 cards each, in seat order), turns `trump` and puts `talon` on top of the
-    rest (then the unused cards in canonical order). With 6 players `trump` must be the last seat's last card."""
+    """The deck that deals `hands` (6 cards each, in seat order), turns `trump` and puts `talon` on top of
+    the rest (then the unused cards in canonical order). With 6 players `trump` ends the last hand."""
     players = len(hands)
     assert all(len(hand) == 6 for hand in hands)
     dealt = [hands[k % players][k // players] for k in range(6 * players)]
