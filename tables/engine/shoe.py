@@ -108,7 +108,9 @@ def shuffled_shoe(*, server_seed: str, client_seed: str, decks: int, nonce: int 
     """The shoe's card order for these seeds (module docstring, steps 3 to 6)."""
     if type(decks) is not int or not MIN_DECKS <= decks <= MAX_DECKS:
         raise EngineError("bad_message", f"decks must be {MIN_DECKS} to {MAX_DECKS}")
-    return shuffled_cards(new_deck_order(decks), server_seed=server_seed, client_seed=client_seed, nonce=nonce)
+    return shuffled_cards(
+        new_deck_order(decks), server_seed=server_seed, client_seed=client_seed, nonce=nonce
+    )
 
 
 def shuffled_cards(cards: Sequence[str], *, server_seed: str, client_seed: str, nonce: int = 0) -> list[str]:

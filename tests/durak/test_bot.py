@@ -1,5 +1,6 @@
 """The bot: its policy on scripted positions, determinism, and many games without an exception."""
 
+import os
 import random
 from dataclasses import replace
 
@@ -10,6 +11,8 @@ from durak.engine import DurakRules, apply, new_deck_order, new_game
 from durak.engine.rules import ATTACK_TYPES, LIMITS, VARIANTS
 
 from .conftest import act, all_cards, position, scripted_deck
+
+LONG = os.environ.get("DURAK_LONG_GAMES") == "1"
 
 # Trump clubs; seat 0 leads.
 HANDS = [["9s", "7h", "Qd", "6c", "Ks", "7d"], ["8s", "Ts", "Jh", "Ac", "Qc", "6d"]]
@@ -106,6 +109,7 @@ def test_a_few_hundred_bot_games_finish():
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
+@pytest.mark.skipif(not LONG, reason="minutes of play: set DURAK_LONG_GAMES=1")
 def test_a_hundred_thousand_bot_games_finish():
     assert bot_games(100_000, "slow") == 100_000
 
