@@ -106,16 +106,24 @@ def _stream(key: bytes, label: str):
 
 def shuffled_shoe(*, server_seed: str, client_seed: str, decks: int, nonce: int = 0) -> list[str]:
     """The shoe's card order for these seeds (module docstring, steps 3 to 6)."""
+    if type(decks) is not int or not MIN_DECKS <= decks <= MAX_DECKS:
+        raise EngineError("bad_message", f"decks must be {MIN_DECKS} to {MAX_DECKS}")
+    return shuffled_cards(
+        new_deck_order(decks), server_seed=server_seed, client_seed=client_seed, nonce=nonce
+    )
+
+
+def shuffled_cards(cards: Sequence[str], *, server_seed: str, client_seed: str, nonce: int = 0) -> list[str]:
+    """`cards` (any unshuffled order, e.g. another game's deck) shuffled by steps 4 to 6 of the module
+    docstring with the stream for the messages f"{client_seed}:{nonce}:{counter}"; a new list."""
     key = seed_bytes(server_seed)
     if not isinstance(client_seed, str):
         raise EngineError("bad_message", "the client seed must be text")
-    if type(decks) is not int or not MIN_DECKS <= decks <= MAX_DECKS:
-        raise EngineError("bad_message", f"decks must be {MIN_DECKS} to {MAX_DECKS}")
     if type(nonce) is not int or nonce < 0:
         raise EngineError("bad_message", "the nonce must be a whole number, 0 or more")
-    cards = new_deck_order(decks)
-    _shuffle(cards, _stream(key, f"{client_seed}:{nonce}"))
-    return cards
+    shuffled = list(cards)
+    _shuffle(shuffled, _stream(key, f"{client_seed}:{nonce}"))
+    return shuffled
 
 
 def dealing_order(

@@ -1,0 +1,37 @@
+"""The Durak engine: pure Python, no Django, no I/O, no clock, no global random state.
+
+A game is an immutable `GameState`; `apply(state, action)` returns the next one or raises `EngineError`
+(the blackjack engine's exception type: a code and a message). `view_for` is what one player may see.
+"""
+
+from tables.engine.errors import EngineError
+
+from .cards import RANKS, SUITS, beats, new_deck_order
+from .deck import shuffled_deck
+from .game import apply, legal_actions, new_game, replay
+from .match import Match, new_match, record_game, start_game
+from .rules import DurakRules
+from .state import GameState, attackers, thrower
+from .view import view_for
+
+__all__ = [
+    "RANKS",
+    "SUITS",
+    "DurakRules",
+    "EngineError",
+    "GameState",
+    "Match",
+    "apply",
+    "attackers",
+    "beats",
+    "legal_actions",
+    "new_deck_order",
+    "new_game",
+    "new_match",
+    "record_game",
+    "replay",
+    "shuffled_deck",
+    "start_game",
+    "thrower",
+    "view_for",
+]

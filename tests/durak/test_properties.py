@@ -1,0 +1,95 @@
+"""Properties over random games: every card accounted for, no hand in another viewer's view, refusals change
+nothing and agree with `legal_actions`, replay equals live play, the JSON round trip."""
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from durak.engine import (
+    DurakRules,
+    EngineError,
+    GameState,
+    apply,
+    legal_actions,
+    new_deck_order,
+    new_game,
+    replay,
+)
+from durak.engine.cards import CARDS
+from durak.engine.game import ACTIONS
+from durak.engine.rules import ATTACK_TYPES, LIMITS, VARIANTS
+from durak.engine.view import view_for
+
+from .conftest import all_cards
+
+DECK = sorted(new_deck_order())
+ALL_CARDS = sorted(CARDS)
+
+rules_strategy = st.builds(
+    DurakRules,
+    players=st.integers(2, 6),
+    variant=st.sampled_from(VARIANTS),
+    attack=st.sampled_from(ATTACK_TYPES),
+    limit=st.sampled_from(LIMITS),
+)
+
+
+def probe(rng: random.Random, state: GameState) -> dict:
+    """An action that may or may not be legal: often a card of the player's own hand."""
+    player = rng.randrange(state.rules.players)
+    hand = state.hands[player]
+    card = rng.choice(hand) if hand and rng.random() < 0.7 else rng.choice(ALL_CARDS)
+    targets = [attack for attack, defence in state.table if defence is None]
+    target = rng.choice(targets) if targets and rng.random() < 0.8 else rng.choice(ALL_CARDS)
+    return {"action": rng.choice(ACTIONS), "player": player, "card": card, "target": target}
+
+
+def canonical(action: dict) -> dict:
+    """The action without the keys its kind does not use (as `legal_actions` lists it)."""
+    keep = {"attack": ("card",), "transfer": ("card",), "beat": ("card", "target")}.get(action["action"], ())
+    return {key: value for key, value in action.items() if key in ("action", "player", *keep)}
+
+
+def check_views(state: GameState) -> None:
+    for viewer in (None, *range(state.rules.players)):
+        text = json.dumps(view_for(state, viewer))
+        for seat, hand in enumerate(state.hands):
+            if seat == viewer:
+                continue
+            # The trump card is public: face up under the talon, or shown at the deal with 6 players.
+            assert not [card for card in hand if card != state.trump and f'"{card}"' in text]
+
+
+@settings(derandomize=True, max_examples=120, deadline=None)
+@given(rules=rules_strategy, seed=st.integers(0, 2**32 - 1))
+def test_random_games_keep_every_invariant(rules, seed):
+    rng = random.Random(seed)
+    deck = new_deck_order()
+    rng.shuffle(deck)
+    state = new_game(rules, deck)
+    actions = []
+    while not state.finished:
+        assert sorted(all_cards(state)) == DECK
+        check_views(state)
+        attempt = probe(rng, state)
+        legal = legal_actions(state, attempt["player"])
+        before = json.dumps(state.to_dict())
+        if canonical(attempt) in legal:
+            apply(state, attempt)
+        else:
+            with pytest.raises(EngineError):
+                apply(state, attempt)
+            assert json.dumps(state.to_dict()) == before
+        options = [action for player in range(rules.players) for action in legal_actions(state, player)]
+        assert options, "nobody can move in an unfinished game"
+        action = rng.choice(options)
+        state = apply(state, action)
+        actions.append(action)
+    assert sorted(all_cards(state)) == DECK
+    assert legal_actions(state, 0) == []
+    live = json.dumps(state.to_dict())
+    assert json.dumps(replay(rules, deck, actions).to_dict()) == live
+    assert json.dumps(GameState.from_dict(json.loads(live)).to_dict()) == live
