@@ -13,7 +13,6 @@ from tables.models import Seat, Table
 from tests.browser.table_support import (
     LONG_WINDOW,
     act,
-    log_in,
     make_player,
     open_live_table,
     screenshot_dir,
@@ -26,30 +25,6 @@ from tests.browser.table_support import (
 
 pytestmark = [pytest.mark.browser]
 expect.set_options(timeout=10_000)
-
-
-@pytest.fixture
-def open_page(browser, live_site):
-    """`open_page(user=None, **context_options)`: a page in a fresh browser context, logged in as `user`."""
-    contexts = []
-    errors = []
-
-    def open_as(user=None, **options):
-        context = browser.new_context(base_url=live_site, **options)
-        contexts.append(context)
-        if user is not None:
-            log_in(context, user, live_site)
-        page = context.new_page()
-        page.set_default_timeout(10_000)
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        return page
-
-    yield open_as
-    for context in contexts:
-        for page in context.pages:
-            page.close()
-        context.close()
-    assert errors == [], "JavaScript errors on the page"
 
 
 def split_and_double(order):

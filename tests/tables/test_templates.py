@@ -445,9 +445,17 @@ def test_betting_controls_post_the_amount_to_each_own_seat():
     bets = controls.find_all("button", form="form-bet")
     assert [(b.attrs["value"], "disabled" in b.attrs) for b in bets] == [("2", False), ("6", True)]
     chips = [
-        button.attrs["data-chip"] for button in controls.find_all("button", class_="chip-button chip-blue")
+        (b.attrs["data-chip"], b.attrs["class"]) for b in controls.find_all("button", class_="chip-button")
     ]
-    assert chips == ["5", "25", "100"]
+    # Each denomination its own colour, the colours of the bets on the felt.
+    assert chips == [
+        ("5", "chip chip-button chip-red"),
+        ("25", "chip chip-button chip-green"),
+        ("100", "chip chip-button chip-blue"),
+        ("500", "chip chip-button chip-purple"),
+        ("1000", "chip chip-button chip-orange"),
+        ("5000", "chip chip-button chip-black"),
+    ]
     assert controls.find_all(class_="play-group") == []
 
 
@@ -574,16 +582,18 @@ def test_chips_short(amount, text):
 @pytest.mark.parametrize(
     ("amount", "tier"),
     [
-        (1, "blue"),
+        (1, "red"),
+        (24, "red"),
+        (25, "green"),
+        (99, "green"),
         (100, "blue"),
-        (101, "green"),
-        (500, "green"),
-        (501, "purple"),
-        (1_000, "purple"),
-        (1_001, "red"),
-        (5_000, "red"),
-        (5_001, "black"),
-        (1_000_000, "black"),
+        (499, "blue"),
+        (500, "purple"),
+        (1_000, "orange"),
+        (4_999, "orange"),
+        (5_000, "black"),
+        (25_000, "gold"),
+        (1_000_000, "gold"),
     ],
 )
 def test_chip_tier(amount, tier):
