@@ -152,16 +152,28 @@
     shownTurn = seat;
     // What the sticky status bar (top) and the phone's decision bar (bottom) leave of the screen.
     var status = document.getElementById('table-status');
-    var bar = document.querySelector('.decision-bar.is-yours');
-    var top = status ? status.getBoundingClientRect().bottom : 0;
+    var bar = document.querySelector('.decision-bar');
+    // Where the sticky status bar's bottom will be once the page scrolls (lower while it is not yet stuck).
+    var top = status ? (parseFloat(window.getComputedStyle(status).top) || 0) + status.offsetHeight : 0;
     var bottom = window.innerHeight;
-    if (bar && window.getComputedStyle(bar).position === 'fixed') { bottom = bar.getBoundingClientRect().top; }
+    var fixedBar = bar && bar.classList.contains('is-yours') && window.getComputedStyle(bar).position === 'fixed';
+    if (fixedBar) { bottom = bar.getBoundingClientRect().top; }
     var box = hand.getBoundingClientRect();
-    if (box.top >= top && box.bottom <= bottom) { return; }
-    // The dealer's cards too, if the felt's top and the hand fit together; else the hand alone, centred.
-    var felt = document.querySelector('.felt');
-    var from = felt && box.bottom - felt.getBoundingClientRect().top <= bottom - top ? felt : hand;
-    var shift = from === hand ? (box.top + box.bottom) / 2 - (top + bottom) / 2 : from.getBoundingClientRect().top - top;
+    var dealer = document.getElementById('dealer');
+    var buttons = bar && !fixedBar ? document.getElementById('play-hit') : null;
+    var dealerTop = dealer ? dealer.getBoundingClientRect().top : box.top;
+    var end = Math.max(box.bottom, buttons ? buttons.getBoundingClientRect().bottom : box.bottom);
+    if (dealerTop >= top && end <= bottom) { return; }
+    // The dealer's cards, the hand and the buttons under the felt if they fit together; else the dealer and
+    // the hand; else the hand alone, centred.
+    var shift;
+    if (end - dealerTop <= bottom - top) {
+      shift = dealerTop - top;
+    } else if (box.bottom - dealerTop <= bottom - top) {
+      shift = dealerTop - top;
+    } else {
+      shift = (box.top + box.bottom) / 2 - (top + bottom) / 2;
+    }
     window.scrollBy({ top: shift, behavior: 'smooth' });
   }
 

@@ -8,9 +8,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from tables.engine.rules import RuleSet
-from tables.engine.strategy import basic_strategy
-from tables.house_edge import computed_house_edge
 from tests.browser.table_support import (
     PASSWORD,
     act,
@@ -18,7 +15,6 @@ from tests.browser.table_support import (
     open_live_table,
     screenshot_dir,
     seat,
-    snapshot,
     stack_shoe,
     value,
 )
@@ -27,7 +23,12 @@ pytestmark = [pytest.mark.browser]
 expect.set_options(timeout=10_000)
 
 LAPTOP = {"viewport": {"width": 1366, "height": 768}}
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
 
 COUNT_DEAL_ANIMATIONS = """() => {
     window.dealAnimations = 0;
@@ -128,7 +129,9 @@ def test_chips_replace_the_default_then_add_and_rebets_remember_the_last_bet(tra
         "(chips) => chips.map((chip) => getComputedStyle(chip).backgroundColor)"
     )
     assert len(colours) == 4 and len(set(colours)) == 4  # 5, 25, 100, 500 under a 500 maximum
-    hundred = page.get_by_role("button", name="Add 100").evaluate("(el) => getComputedStyle(el).backgroundColor")
+    hundred = page.get_by_role("button", name="Add 100").evaluate(
+        "(el) => getComputedStyle(el).backgroundColor"
+    )
     act(page, page.get_by_role("button", name="Bet", exact=True).click)
     bet = seat(page, 3).locator(".chip")
     expect(bet).to_have_text("Bet 200")
@@ -219,3 +222,58 @@ def test_limits_changed_by_staff_reach_the_bet_box_and_the_header(transactional_
     page.get_by_role("button", name="Maximum bet, 900").click()
     act(page, page.get_by_role("button", name="Bet", exact=True).click)
     expect(seat(page, 1).locator(".chip")).to_have_text("Bet 900")
+
+
+# --- defect 8: split hands stay on a laptop's screen -------------------------------------------------------
+
+
+def four_of_a_kind_split(order):
+    """One seat splits a pair of 2s to 9s into four hands (each split hand takes its card at its turn); the
+    dealer shows 2-9."""
+    first, up, second, _hole, third, fourth = order[:6]
+    return first[0] == second[0] == third[0] == fourth[0] and 2 <= value(first) <= 9 and 2 <= value(up) <= 9
+
+
+IN_VIEW = """(selectors) => {
+    const top = document.getElementById('table-status').getBoundingClientRect().bottom;
+    return selectors.every((selector) => [...document.querySelectorAll(selector)].every((element) => {
+        const box = element.getBoundingClientRect();
+        return box.top >= top - 1 && box.bottom <= window.innerHeight + 1;
+    }));
+}"""
+
+
+def test_four_split_hands_keep_dealer_hands_and_buttons_on_a_laptop_screen(
+    transactional_db, open_page, tmp_path
+):
+    gus = make_player("gus", "Gus")
+    table = open_live_table("Split four ways")
+    stack_shoe(table, four_of_a_kind_split)
+    page = open_page(gus, **LAPTOP)
+    page.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 4").click)
+    act(page, page.get_by_role("button", name="Bet", exact=True).click)
+    # The turn brings the dealer, the hand and the buttons on the screen together (a smooth scroll).
+    shown = ["#dealer .card", "#seats .seat-mine .hand", "#play-hit", "#play-stand"]
+    page.wait_for_function(IN_VIEW, arg=shown, timeout=3_000)
+    for hands in (2, 3, 4):
+        # By keyboard: a click would let Playwright scroll the button into view its own way.
+        act(page, lambda: page.keyboard.press("p"))
+        expect(seat(page, 4).locator(".hand")).to_have_count(hands)
+    expect(seat(page, 4).locator(".hand").first).to_have_class(re.compile("hand-turn"))
+    # Split hands widen the seat instead of stacking: all four stay in view with the dealer and the buttons.
+    page.screenshot(path=screenshot_dir(tmp_path) / "table-split.png")
+    assert page.evaluate(IN_VIEW, shown)
+    # The hands sit side by side inside their seat, their cards inside the seat too.
+    seat_box = seat(page, 4).bounding_box()
+    for box in (
+        seat(page, 4)
+        .locator(".hand, .card")
+        .evaluate_all("(elements) => elements.map((el) => el.getBoundingClientRect().toJSON())")
+    ):
+        assert seat_box["x"] - 1 <= box["x"] and box["right"] <= seat_box["x"] + seat_box["width"] + 1
+    page.screenshot(path=screenshot_dir(tmp_path) / "table-split.png")
+    for _ in range(4):
+        act(page, page.locator("#play-stand").click)
+    expect(page.locator("#table-status")).to_contain_text("Round over")
+    expect(page.locator("#round-banner")).to_be_in_viewport()
