@@ -132,6 +132,15 @@ def phase_label(phase) -> str:
 
 
 @register.filter
+def phase_title(table) -> str:
+    """The phase as the status strip names it: the insurance window against a ten offers only early surrender."""
+    upcard = ((table.get("dealer") or {}).get("cards") or [None])[0]
+    if table.get("phase") == "insurance" and upcard and not upcard.startswith("A"):
+        return "Early surrender?"
+    return phase_label(table.get("phase"))
+
+
+@register.filter
 def result_label(result) -> str:
     return RESULT_LABELS.get(result, str(result or "").replace("_", " ").capitalize())
 

@@ -128,14 +128,13 @@ def test_chips_replace_the_default_then_add_and_rebets_remember_the_last_bet(tra
     colours = page.locator(".chip-button").evaluate_all(
         "(chips) => chips.map((chip) => getComputedStyle(chip).backgroundColor)"
     )
-    assert len(colours) == 4 and len(set(colours)) == 4  # 5, 25, 100, 500 under a 500 maximum
-    hundred = page.get_by_role("button", name="Add 100").evaluate(
-        "(el) => getComputedStyle(el).backgroundColor"
-    )
+    assert len(set(colours)) == len(colours) == 4  # 5, 25, 100, 500 under a 500 maximum
+    background = "(el) => getComputedStyle(el).backgroundColor"
+    hundred = page.get_by_role("button", name="Add 100").evaluate(background)
     act(page, page.get_by_role("button", name="Bet", exact=True).click)
     bet = seat(page, 3).locator(".chip")
     expect(bet).to_have_text("Bet 200")
-    assert bet.evaluate("(el) => getComputedStyle(el).backgroundColor") == hundred
+    assert bet.evaluate(background) == hundred
     play_out(page)
     act(page, page.get_by_role("button", name="Deal me in").click)
 
@@ -224,6 +223,17 @@ def test_limits_changed_by_staff_reach_the_bet_box_and_the_header(transactional_
     expect(seat(page, 1).locator(".chip")).to_have_text("Bet 900")
 
 
+def assert_inside(outer, selector):
+    """Every `selector` element inside `outer` lies within its left and right edges."""
+    box = outer.bounding_box()
+    lefts_rights = outer.locator(selector).evaluate_all(
+        "(elements) => elements.map((el) => el.getBoundingClientRect()).map((b) => [b.left, b.right])"
+    )
+    assert lefts_rights
+    assert min(left for left, _ in lefts_rights) >= box["x"] - 1
+    assert max(right for _, right in lefts_rights) <= box["x"] + box["width"] + 1
+
+
 # --- defect 8: split hands stay on a laptop's screen -------------------------------------------------------
 
 
@@ -262,16 +272,9 @@ def test_four_split_hands_keep_dealer_hands_and_buttons_on_a_laptop_screen(
         expect(seat(page, 4).locator(".hand")).to_have_count(hands)
     expect(seat(page, 4).locator(".hand").first).to_have_class(re.compile("hand-turn"))
     # Split hands widen the seat instead of stacking: all four stay in view with the dealer and the buttons.
-    page.screenshot(path=screenshot_dir(tmp_path) / "table-split.png")
     assert page.evaluate(IN_VIEW, shown)
     # The hands sit side by side inside their seat, their cards inside the seat too.
-    seat_box = seat(page, 4).bounding_box()
-    for box in (
-        seat(page, 4)
-        .locator(".hand, .card")
-        .evaluate_all("(elements) => elements.map((el) => el.getBoundingClientRect().toJSON())")
-    ):
-        assert seat_box["x"] - 1 <= box["x"] and box["right"] <= seat_box["x"] + seat_box["width"] + 1
+    assert_inside(seat(page, 4), ".hand, .card")
     page.screenshot(path=screenshot_dir(tmp_path) / "table-split.png")
     for _ in range(4):
         act(page, page.locator("#play-stand").click)
