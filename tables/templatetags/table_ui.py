@@ -133,7 +133,8 @@ def phase_label(phase) -> str:
 
 @register.filter
 def phase_title(table) -> str:
-    """The phase as the status strip names it: the insurance window against a ten offers only early surrender."""
+    """The phase as the status strip names it; the insurance window against a ten offers only early
+    surrender."""
     upcard = ((table.get("dealer") or {}).get("cards") or [None])[0]
     if table.get("phase") == "insurance" and upcard and not upcard.startswith("A"):
         return "Early surrender?"

@@ -50,9 +50,12 @@ def log_in(context: BrowserContext, user, base_url: str) -> None:
     context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": base_url}])
 
 
-def open_live_table(name: str = "Browser table", preset: str = "Vegas Strip", **fields) -> Table:
+def open_live_table(
+    name: str = "Browser table", preset: str = "Vegas Strip", rules: dict | None = None, **fields
+) -> Table:
+    """A table with long decision windows; `rules` (a RuleSet dict) for a preset not among PRESETS."""
     preset_row, _ = RulePreset.objects.get_or_create(
-        name=preset, defaults={"rules": PRESETS[preset].to_dict()}
+        name=preset, defaults={"rules": rules if rules is not None else PRESETS[preset].to_dict()}
     )
     windows = dict.fromkeys(
         ("betting_seconds", "insurance_seconds", "turn_seconds", "ready_seconds"), LONG_WINDOW

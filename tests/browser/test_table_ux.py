@@ -3,11 +3,16 @@ animations, the bet box's chips and rebets, shortcuts after the hint checkbox, l
 split hands on a laptop, betting on a phone, local times, the result banner, sound and the table's extras."""
 
 import re
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
+from tables.engine.rules import RuleSet
+from tables.engine.strategy import basic_strategy
+from tables.house_edge import computed_house_edge
 from tests.browser.table_support import (
     PASSWORD,
     act,
@@ -280,3 +285,230 @@ def test_four_split_hands_keep_dealer_hands_and_buttons_on_a_laptop_screen(
         act(page, page.locator("#play-stand").click)
     expect(page.locator("#table-status")).to_contain_text("Round over")
     expect(page.locator("#round-banner")).to_be_in_viewport()
+
+
+# --- defect 7: the status strip, long hands, long names, the daily grant ----------------------------------
+
+
+def sixteen_against_a_ten(order):
+    first, up, second, hole = order[:4]
+    return hard(first, second) and value(up) == 10 and value(hole) != 1
+
+
+def test_an_early_surrender_window_says_so(transactional_db, open_page):
+    rules = RuleSet().to_dict() | {"surrender": "early"}
+    table = open_live_table("Early out", preset="Early surrender 6 decks", rules=rules)
+    stack_shoe(table, sixteen_against_a_ten)
+    page = open_page(make_player("hal", "Hal"))
+    page.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click)
+    act(page, page.get_by_role("button", name="Bet", exact=True).click)
+    status = page.locator("#table-status")
+    expect(status).to_contain_text("Early surrender?")
+    expect(status).to_contain_text("Surrender now or play on?")
+    expect(status).not_to_contain_text("insurance")
+    expect(page.locator("#early-surrender-yes")).to_be_visible()
+
+
+def five_small_cards(order):
+    first, up, second, _hole, *hits = order[:7]
+    cards = [first, second, *hits]
+    return 1 not in map(value, cards) and sum(map(value, cards)) <= 20 and 2 <= value(up) <= 9
+
+
+LONG_NAME = "Bartholomew Featherstonehaugh-Smythe"
+
+
+def test_five_cards_and_a_long_name_fit_their_seat_on_a_desktop(transactional_db, open_page):
+    # Seven seats share the felt's width alike, taken or not.
+    table = open_live_table("Crowded seats")
+    stack_shoe(table, five_small_cards)
+    page = open_page(make_player("bart", LONG_NAME), viewport={"width": 1366, "height": 900})
+    page.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click)
+    page.locator("#bet-amount").fill("10")
+    act(page, page.get_by_role("button", name="Bet", exact=True).click)
+    for _ in range(3):
+        act(page, page.locator("#play-hit").click)
+    expect(seat(page, 1).locator(".card")).to_have_count(5)
+    assert_inside(seat(page, 1), ".card")
+    name = seat(page, 1).locator(".seat-name")
+    expect(name).to_have_text(LONG_NAME)
+    assert name.evaluate("(el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight")
+
+
+def test_the_daily_grant_button_looks_unavailable_when_it_is(transactional_db, open_page):
+    page = open_page(make_player("ivy", "Ivy"))  # 10,000 chips: well above the grant's floor
+    page.goto("/accounts/profile/")
+    button = page.get_by_role("button", name="Claim daily grant")
+    expect(button).to_be_disabled()
+    assert button.evaluate("(el) => Number(getComputedStyle(el).opacity)") < 0.6
+    expect(page.locator("#grant-help")).to_contain_text("Available once a day")
+
+
+# --- defect 9: betting on a phone -------------------------------------------------------------------------
+
+BET_BOX_CLEAR = """() => {
+    const status = document.getElementById('table-status').getBoundingClientRect();
+    const parts = ['#bet-amount', '.chip-button', '#bet-1', '[data-bet-set=undo]']
+        .flatMap((selector) => [...document.querySelectorAll(selector)])
+        .map((element) => element.getBoundingClientRect());
+    return parts.length > 4 && parts.every((box) => box.top >= 0 && box.bottom <= window.innerHeight
+        && box.right <= window.innerWidth && (box.top >= status.bottom || box.bottom <= status.top));
+}"""
+
+
+def test_a_phone_bets_from_the_bottom_bar_wherever_the_page_is_scrolled(
+    transactional_db, open_page, tmp_path
+):
+    table = open_live_table("Pocket bets")
+    page = open_page(make_player("jo", "Jo"), **PHONE)
+    page.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click)
+    for scroll in ("0", "document.body.scrollHeight / 2", "document.body.scrollHeight"):
+        page.evaluate(f"window.scrollTo(0, {scroll})")
+        page.wait_for_function(BET_BOX_CLEAR, timeout=2_000)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.evaluate("window.scrollTo(0, 0)")
+    page.get_by_role("button", name="Add 25").tap()
+    page.get_by_role("button", name="Add 25").tap()
+    act(page, page.get_by_role("button", name="Bet", exact=True).tap)
+    expect(seat(page, 1).locator(".chip")).to_have_text("Bet 50")
+    # Once the bet is in, the bar carries the play decisions instead.
+    expect(page.locator(".decision-bar.is-yours #play-stand")).to_be_in_viewport()
+    expect(page.locator("#bet-amount")).to_be_hidden()
+
+
+# --- defect 10: times in the viewer's time zone ----------------------------------------------------------
+
+
+def test_times_show_in_the_viewers_time_zone(transactional_db, open_page):
+    table = open_live_table("Tokyo time")
+    kim = make_player("kim", "Kim")
+    page = open_page(kim, timezone_id="Asia/Tokyo", locale="en-GB")
+    page.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click)  # a live update adds log lines
+    page.get_by_role("textbox", name="Chat message").fill("konnichiwa")
+    page.get_by_role("textbox", name="Chat message").press("Enter")
+    expect(page.locator("#chat-log")).to_contain_text("konnichiwa")
+    times = page.locator("#event-log time, #chat-log time")
+    expect(times.first).to_have_attribute("data-localized", "")
+    for moment, shown, title in times.evaluate_all(
+        "(times) => times.map((t) => [t.getAttribute('datetime'), t.textContent, t.title])"
+    ):
+        at = datetime.fromisoformat(moment)
+        assert shown == at.astimezone(ZoneInfo("Asia/Tokyo")).strftime("%H:%M:%S")
+        assert title == at.astimezone(UTC).strftime("%H:%M:%S UTC")
+    page.goto("/accounts/profile/")
+    entry = page.locator("td time").first
+    at = datetime.fromisoformat(entry.get_attribute("datetime"))
+    expect(entry).to_contain_text(at.astimezone(ZoneInfo("Asia/Tokyo")).strftime("%H:%M"))
+
+
+# --- features: the result banner, sound and vibration, the strategy chart, the house edge, the invite ------
+
+
+def test_the_result_banner_shows_the_rounds_net_for_the_viewer(transactional_db, open_page):
+    lea = make_player("lea", "Lea")
+    table = open_live_table("Banner")
+    stack_shoe(table, one_hittable_hand)
+    page, watcher = open_page(lea), open_page()
+    page.goto(f"/tables/{table.pk}/")
+    watcher.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click, watcher)
+    page.locator("#bet-amount").fill("40")
+    act(page, page.get_by_role("button", name="Bet", exact=True).click, watcher)
+    expect(page.locator("#round-banner")).to_have_count(0)
+    act(page, page.locator("#play-stand").click, watcher)
+    expect(page.locator("#table-status")).to_contain_text("Round over")
+    lea.wallet.refresh_from_db()
+    net = lea.wallet.balance - 10_000
+    banner = page.locator("#round-banner")
+    expect(banner).to_be_visible()
+    label = {1: "You win", -1: "You lose", 0: "Push"}[(net > 0) - (net < 0)]
+    sign = "+" if net > 0 else "\u2212" if net < 0 else ""
+    expect(banner).to_have_text(f"{label} {sign}{abs(net)}")
+    expect(watcher.locator("#round-banner")).to_have_count(0)  # a spectator has no result
+    act(page, page.get_by_role("button", name="Deal me in").click, watcher)
+    expect(page.locator("#round-banner")).to_have_count(0)
+
+
+RECORD_SOUND_AND_VIBRATION = """
+    window.oscillators = 0;
+    window.vibrations = [];
+    const create = AudioContext.prototype.createOscillator;
+    AudioContext.prototype.createOscillator = function () {
+        window.oscillators += 1;
+        return create.call(this);
+    };
+    const vibrate = (pattern) => { window.vibrations.push(pattern); return true; };
+    Object.defineProperty(navigator, 'vibrate', { value: vibrate });
+"""
+
+
+def test_sound_is_off_until_turned_on_and_the_choice_is_remembered(transactional_db, open_page):
+    max_ = make_player("max", "Max")
+    table = open_live_table("Sounds")
+    stack_shoe(table, one_hittable_hand)
+    page = open_page(max_)
+    page.add_init_script(RECORD_SOUND_AND_VIBRATION)
+    page.goto(f"/tables/{table.pk}/")
+    toggle = page.locator("#sound-toggle")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click)
+    act(page, page.get_by_role("button", name="Bet", exact=True).click)  # the deal and the turn: silent
+    assert page.evaluate("window.oscillators") == 0
+    assert page.evaluate("window.vibrations") == [150]  # the turn vibrates (sound on or off)
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    expect(toggle).to_have_text("Sound on")
+    act(page, page.locator("#play-hit").click)  # a card: a tick
+    page.wait_for_function("window.oscillators >= 1")
+    act(page, page.locator("#play-stand").click)  # the result: a chord, unless a push
+    page.reload()
+    expect(page.locator("#sound-toggle")).to_have_attribute("aria-pressed", "true")
+    page.locator("#sound-toggle").click()
+    page.reload()
+    expect(page.locator("#sound-toggle")).to_have_text("Sound off")
+
+
+def test_the_strategy_chart_opens_at_the_table_for_its_rules(transactional_db, open_page, tmp_path):
+    table = open_live_table("Downtown chart", preset="Downtown")
+    chart = basic_strategy(table.ruleset()).chart()
+    page = open_page(make_player("ned", "Ned"), viewport={"width": 1366, "height": 900})
+    page.goto(f"/tables/{table.pk}/")
+    expect(page.locator(".table-rules")).to_contain_text(
+        f"house edge {computed_house_edge(table.ruleset().to_dict()):.2f}%"
+    )
+    page.get_by_role("button", name="Strategy chart").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    hard_table = dialog.get_by_role("table", name="Hard totals")
+    expect(hard_table.locator("tbody tr")).to_have_count(len(chart["hard"]))
+    sixteen = hard_table.locator("tbody tr").nth(list(chart["hard"]).index("16")).locator("td")
+    expect(sixteen).to_have_text([chart["hard"]["16"][up] for up in chart["upcards"]])
+    page.screenshot(path=screenshot_dir(tmp_path) / "table-strategy.png")
+    dialog.get_by_role("button", name="Close").click()
+    expect(dialog).to_be_hidden()
+
+
+def test_the_lobby_shows_every_tables_house_edge(transactional_db, open_page):
+    tables = [open_live_table(name, preset=name) for name in ("Vegas Strip", "European", "Single deck 6:5")]
+    page = open_page()
+    page.goto("/")
+    for table in tables:
+        row = page.locator(f'#lobby-tables li[data-table="{table.pk}"]')
+        expect(row.locator(".house-edge")).to_have_text(
+            f"{computed_house_edge(table.ruleset().to_dict()):.2f}%"
+        )
+
+
+def test_a_private_tables_invite_link_is_copied_with_one_click(transactional_db, open_page, live_site):
+    owner = make_player("olga", "Olga")
+    table = open_live_table("Friends only", is_private=True, created_by=owner)
+    page = open_page(owner, permissions=["clipboard-read", "clipboard-write"])
+    page.goto(f"/tables/{table.pk}/")
+    page.get_by_role("button", name="Copy the invite link").click()
+    expect(page.get_by_role("button", name="Copy the invite link")).to_have_text("Copied")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == f"{live_site}/tables/join/{table.private_token}/"
