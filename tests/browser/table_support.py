@@ -114,6 +114,13 @@ def seat(page: Page, number: int):
     return page.locator("#seats > li").nth(number - 1)
 
 
+def still(page: Page) -> None:
+    """Wait until no card is sliding in and no banner popping up (for a screenshot)."""
+    page.wait_for_function(
+        "() => !document.getAnimations().some((a) => ['deal', 'banner-in'].includes(a.animationName))"
+    )
+
+
 def snapshot(page: Page, path: Path) -> None:
     """A screenshot of the whole page taken through a viewport as tall as the page (a full-page screenshot
     would paint the sticky header in the middle)."""

@@ -20,6 +20,7 @@ from tests.browser.table_support import (
     screenshot_dir,
     seat,
     stack_shoe,
+    still,
     value,
 )
 
@@ -278,6 +279,7 @@ def test_four_split_hands_keep_dealer_hands_and_buttons_on_a_laptop_screen(
     assert page.evaluate(IN_VIEW, shown)
     # The hands sit side by side inside their seat, their cards inside the seat too.
     assert_inside(seat(page, 4), ".hand, .card")
+    still(page)
     page.screenshot(path=screenshot_dir(tmp_path) / "table-split.png")
     for _ in range(4):
         act(page, page.locator("#play-stand").click)
@@ -368,6 +370,8 @@ def test_a_phone_bets_from_the_bottom_bar_wherever_the_page_is_scrolled(
         page.wait_for_function(BET_BOX_CLEAR, timeout=2_000)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.evaluate("window.scrollTo(0, 0)")
+    still(page)
+    page.screenshot(path=screenshot_dir(tmp_path) / "table-phone-bet.png", scale="css")
     page.get_by_role("button", name="Add 25").tap()
     page.get_by_role("button", name="Add 25").tap()
     act(page, page.get_by_role("button", name="Bet", exact=True).tap)
@@ -485,6 +489,7 @@ def test_the_strategy_chart_opens_at_the_table_for_its_rules(transactional_db, o
     expect(hard_table.locator("tbody tr")).to_have_count(len(chart["hard"]))
     sixteen = hard_table.locator("tbody tr").nth(list(chart["hard"]).index("16")).locator("td")
     expect(sixteen).to_have_text([chart["hard"]["16"][up] for up in chart["upcards"]])
+    still(page)
     page.screenshot(path=screenshot_dir(tmp_path) / "table-strategy.png")
     dialog.get_by_role("button", name="Close").click()
     expect(dialog).to_be_hidden()
