@@ -43,10 +43,14 @@ COUNT_DEAL_ANIMATIONS = """() => {
 }"""
 
 
-def dealt(page) -> int:
-    """Deal animations started on `page` since the last call (after the frame that starts them)."""
-    page.wait_for_timeout(150)
-    return page.evaluate("() => { const n = window.dealAnimations; window.dealAnimations = 0; return n; }")
+def assert_dealt(page, expected: int) -> None:
+    """Exactly `expected` deal animations started on `page` since the last check. They all start in the
+    frame after the update: wait for the expected number (however slow the machine), then for any extra."""
+    if expected:
+        page.wait_for_function("(n) => window.dealAnimations >= n", arg=expected)
+    page.wait_for_timeout(250)
+    started = page.evaluate("() => { const n = window.dealAnimations; window.dealAnimations = 0; return n; }")
+    assert started == expected
 
 
 def hard(first, second, limit=16) -> bool:
@@ -103,16 +107,16 @@ def test_only_newly_dealt_cards_animate(transactional_db, open_page):
     act(a, a.get_by_role("button", name="Bet", exact=True).click, b)
     act(b, b.get_by_role("button", name="Bet", exact=True).click, a)
     expect(a.locator("#seats .card")).to_have_count(4)
-    assert dealt(a) == 6  # the deal: two cards each and the dealer's two
+    assert_dealt(a, 6)  # the deal: two cards each and the dealer's two
     act(a, a.locator("#play-hit").click, b)
-    assert dealt(a) == 1
+    assert_dealt(a, 1)
     act(a, a.locator("#play-stand").click, b)
-    assert dealt(a) == 0  # the turn moves: no card is dealt
+    assert_dealt(a, 0)  # the turn moves: no card is dealt
     # Another player's click, with eight cards on the felt: one card slides in on this page, not eight.
     act(b, b.locator("#play-hit").click, a)
     expect(a.locator("#dealer .card, #seats .card")).to_have_count(8)
-    assert dealt(a) == 1
-    assert dealt(b) == 8  # the other page, over all those updates: each card once
+    assert_dealt(a, 1)
+    assert_dealt(b, 8)  # the other page, over all those updates: each card once
 
 
 # --- defect 2 and the rebet features: chips, undo, rebet, auto-rebet ---------------------------------------
@@ -275,7 +279,7 @@ def test_four_split_hands_keep_dealer_hands_and_buttons_on_a_laptop_screen(
     act(page, page.get_by_role("button", name="Bet", exact=True).click)
     # The turn brings the dealer, the hand and the buttons on the screen together (a smooth scroll).
     shown = ["#dealer .card", "#seats .seat-mine .hand", "#play-hit", "#play-stand"]
-    page.wait_for_function(IN_VIEW, arg=shown, timeout=3_000)
+    page.wait_for_function(IN_VIEW, arg=shown)
     for hands in (2, 3, 4):
         # By keyboard: a click would let Playwright scroll the button into view its own way.
         act(page, lambda: page.keyboard.press("p"))
@@ -374,7 +378,7 @@ def test_a_phone_bets_from_the_bottom_bar_wherever_the_page_is_scrolled(
     act(page, page.get_by_role("button", name="Sit in seat 1").click)
     for scroll in ("0", "document.body.scrollHeight / 2", "document.body.scrollHeight"):
         page.evaluate(f"window.scrollTo(0, {scroll})")
-        page.wait_for_function(BET_BOX_CLEAR, timeout=2_000)
+        page.wait_for_function(BET_BOX_CLEAR)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.evaluate("window.scrollTo(0, 0)")
     still(page)
