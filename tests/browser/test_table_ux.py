@@ -173,7 +173,9 @@ def test_chips_replace_the_default_then_add_and_rebets_remember_the_last_bet(tra
     page.get_by_label("Auto-rebet").check()
     page.get_by_label("Show basic-strategy hint").check()
     page.get_by_role("button", name="Deal me in").click()
-    expect(page.locator("#table-status")).not_to_contain_text("Place your bet")
+    status = page.locator("#table-status")
+    expect(status).to_have_attribute("data-round", "4")
+    expect(status).not_to_have_attribute("data-phase", "betting")  # nobody clicked Bet
     expect(seat(page, 3).locator(".chip").first).to_have_text("Bet 400")
     page.reload()
     expect(page.get_by_label("Auto-rebet")).to_be_checked()
@@ -470,8 +472,10 @@ def test_sound_is_off_until_turned_on_and_the_choice_is_remembered(transactional
     expect(toggle).to_have_attribute("aria-pressed", "false")
     act(page, page.get_by_role("button", name="Sit in seat 1").click)
     act(page, page.get_by_role("button", name="Bet", exact=True).click)  # the deal and the turn: silent
+    expect(page.locator("#play-hit")).to_be_enabled()
+    page.wait_for_function("window.vibrations.length > 0")  # the turn vibrates (sound on or off)
+    assert page.evaluate("window.vibrations") == [150]
     assert page.evaluate("window.oscillators") == 0
-    assert page.evaluate("window.vibrations") == [150]  # the turn vibrates (sound on or off)
     toggle.click()
     expect(toggle).to_have_attribute("aria-pressed", "true")
     expect(toggle).to_have_text("Sound on")
