@@ -1,15 +1,24 @@
+import logging
+
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordResetForm
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.shortcuts import redirect, render
+from django.template import loader
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
 from django.views.decorators.http import require_POST
 
 from accounts import selectors, services, throttling
 from accounts.forms import LoginForm, ProfileForm, RegistrationForm
 from accounts.models import Wallet
+
+logger = logging.getLogger(__name__)
 
 RECENT_ENTRIES = 15
 
@@ -25,7 +34,30 @@ class LoginView(auth_views.LoginView):
         return response
 
 
+class PlainTextEmail(EmailMessage):
+    """A text e-mail whose body is sent as it is (7bit, or 8bit with non-ASCII text) rather than
+    quoted-printable, which breaks a long link with "=" line ends when it is copied from a console or log."""
+
+    def message(self, **kwargs):
+        msg = super().message(**kwargs)
+        cte = "7bit" if self.body.isascii() else "8bit"
+        msg.set_content(self.body, subtype="plain", charset="utf-8", cte=cte)
+        return msg
+
+
+class PlainPasswordResetForm(PasswordResetForm):
+    def send_mail(self, subject_template_name, email_template_name, context, from_email, to_email, **kwargs):
+        subject = "".join(loader.render_to_string(subject_template_name, context).splitlines())
+        body = loader.render_to_string(email_template_name, context)
+        try:
+            PlainTextEmail(subject, body, from_email, [to_email]).send()
+        except Exception:  # as Django's form does: a failed send must not tell whether the address exists
+            logger.exception("Failed to send password reset email to %s", context["user"].pk)
+
+
 class PasswordResetView(auth_views.PasswordResetView):
+    form_class = PlainPasswordResetForm
+
     def form_valid(self, form):
         ip = throttling.client_ip(self.request)
         if not throttling.allow_password_reset(ip=ip, email=form.cleaned_data["email"]):
@@ -80,7 +112,14 @@ def claim_grant(request):
     try:
         entry = services.claim_daily_grant(user=request.user)
     except services.WalletError as refusal:
-        messages.error(request, refusal.message)
+        wallet = Wallet.objects.filter(user=request.user).first()
+        status = selectors.daily_grant_status(wallet=wallet) if wallet else None
+        if refusal.code == "balance_too_high" and status and status["next_claim_at"]:
+            # Claimed already: say so, not that the chips (lifted to the floor by that grant) are too many.
+            when = date_format(localtime(status["next_claim_at"]), "j M, H:i")
+            messages.info(request, f"You claimed today's grant already; the next one is from {when} UTC.")
+        else:
+            messages.error(request, refusal.message)
     else:
         messages.success(
             request, f"Daily grant claimed: {entry.amount:,} chips. Your balance is {entry.balance_after:,}."

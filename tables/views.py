@@ -13,6 +13,8 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from tables import services
+from tables.engine.rules import RuleSet
+from tables.engine.strategy import basic_strategy
 from tables.forms import OpenTableForm
 from tables.models import Table
 from tables.viewmodel import TableUnavailable, build_lobby_view, build_table_view, visible_table
@@ -51,6 +53,19 @@ def table(request, table_id: int):
         "invite_url": invite_url,
     }
     return render(request, "tables/table.html", context)
+
+
+def strategy_chart(request, table_id: int):
+    """The basic-strategy chart for the rules the table plays now, computed by the engine (a partial for the
+    table page's dialog)."""
+    found = _visible_or_404(request, table_id)
+    rules = build_table_view(table_id=found.pk, user=request.user)["table"]["rules"]
+    chart = basic_strategy(RuleSet.from_dict(rules)).chart()
+    return render(request, "tables/partials/strategy_chart.html", {"chart": chart, "rules": rules})
+
+
+def how_to_play(request):
+    return render(request, "tables/how_to_play.html")
 
 
 @require_POST

@@ -3,8 +3,10 @@
  * the HTML; this file only shows the connection state, ticks the countdown the server rendered, maps
  * keyboard shortcuts onto the buttons the server enabled, fills the bet input from chip buttons, keeps the
  * chat scrolled and the keyboard focus in place across live updates, brings the player's hand into view when
- * their turn comes, clears a refusal after a while, says why a seat the player did not leave was freed, and
- * draws the seed a player sits down with.
+ * their turn comes, clears a refusal after a while, says why a seat the player did not leave was freed,
+ * animates only the cards an update dealt, keeps the bet box's limits those the server last sent, remembers
+ * the hint checkbox, opens the strategy chart, copies the invite link, and draws the seed a player sits down
+ * with. The bet box's chips and rebets are in bets.js, sound and vibration in table-sound.js.
  */
 (function () {
   'use strict';
@@ -81,12 +83,58 @@
     }
   }
 
+  // --- dealt cards: an update re-renders every card; only those that were not on the felt before animate ---
+
+  var cardsBefore = null;
+
+  // Each card by its place (dealer or seat, hand, position) -> what it shows; a face-down card turned over
+  // counts as dealt.
+  function cardsOnTable() {
+    var cards = {};
+    document.querySelectorAll('#dealer .card, #seats .card').forEach(function (card) {
+      var seat = card.closest('[data-seat]');
+      var hand = card.closest('.hand');
+      var place = seat ? 's' + seat.dataset.seat + ':' + [].indexOf.call(hand.parentNode.children, hand) : 'd';
+      var index = [].indexOf.call(card.parentNode.children, card);
+      cards[place + ':' + index] = { element: card, label: card.getAttribute('aria-label') };
+    });
+    return cards;
+  }
+
+  function markDealtCards() {
+    var now = cardsOnTable();
+    var dealt = 0;
+    Object.keys(now).forEach(function (key) {
+      var before = cardsBefore && cardsBefore[key];
+      if (before && before.label === now[key].label) { return; }
+      now[key].element.classList.add('is-dealt');
+      dealt += 1;
+    });
+    cardsBefore = null;
+    if (dealt) { document.dispatchEvent(new CustomEvent('table:dealt', { detail: { cards: dealt } })); }
+  }
+
+  // --- staff may change the limits between rounds: the bet box (kept across updates) and the header follow ---
+
+  function syncLimits() {
+    var status = document.getElementById('table-status');
+    var input = document.getElementById('bet-amount');
+    if (!status || !status.dataset.minBet) { return; }
+    if (input) {
+      input.min = status.dataset.minBet;
+      input.max = status.dataset.maxBet;
+    }
+    var limits = document.getElementById('table-limits');
+    if (limits) { limits.textContent = status.dataset.limitsText; }
+  }
+
   // --- live updates: keep focus and chat scroll where the player left them ---
 
   var focusedId = null;
   var focusedInControls = false;
 
   document.addEventListener('htmx:wsBeforeMessage', function () {
+    cardsBefore = cardsOnTable();
     var active = document.activeElement;
     focusedId = active && active !== document.body && active.id ? active.id : null;
     focusedInControls = Boolean(active && active.closest && active.closest('#controls, #seats'));
@@ -104,16 +152,28 @@
     shownTurn = seat;
     // What the sticky status bar (top) and the phone's decision bar (bottom) leave of the screen.
     var status = document.getElementById('table-status');
-    var bar = document.querySelector('.decision-bar.is-yours');
-    var top = status ? status.getBoundingClientRect().bottom : 0;
+    var bar = document.querySelector('.decision-bar');
+    // Where the sticky status bar's bottom will be once the page scrolls (lower while it is not yet stuck).
+    var top = status ? (parseFloat(window.getComputedStyle(status).top) || 0) + status.offsetHeight : 0;
     var bottom = window.innerHeight;
-    if (bar && window.getComputedStyle(bar).position === 'fixed') { bottom = bar.getBoundingClientRect().top; }
+    var fixedBar = bar && bar.classList.contains('is-yours') && window.getComputedStyle(bar).position === 'fixed';
+    if (fixedBar) { bottom = bar.getBoundingClientRect().top; }
     var box = hand.getBoundingClientRect();
-    if (box.top >= top && box.bottom <= bottom) { return; }
-    // The dealer's cards too, if the felt's top and the hand fit together; else the hand alone, centred.
-    var felt = document.querySelector('.felt');
-    var from = felt && box.bottom - felt.getBoundingClientRect().top <= bottom - top ? felt : hand;
-    var shift = from === hand ? (box.top + box.bottom) / 2 - (top + bottom) / 2 : from.getBoundingClientRect().top - top;
+    var dealer = document.getElementById('dealer');
+    var buttons = bar && !fixedBar ? document.getElementById('play-hit') : null;
+    var dealerTop = dealer ? dealer.getBoundingClientRect().top : box.top;
+    var end = Math.max(box.bottom, buttons ? buttons.getBoundingClientRect().bottom : box.bottom);
+    if (dealerTop >= top && end <= bottom) { return; }
+    // The dealer's cards, the hand and the buttons under the felt if they fit together; else the dealer and
+    // the hand; else the hand alone, centred.
+    var shift;
+    if (end - dealerTop <= bottom - top) {
+      shift = dealerTop - top;
+    } else if (box.bottom - dealerTop <= bottom - top) {
+      shift = dealerTop - top;
+    } else {
+      shift = (box.top + box.bottom) / 2 - (top + bottom) / 2;
+    }
     window.scrollBy({ top: shift, behavior: 'smooth' });
   }
 
@@ -174,6 +234,8 @@
   });
 
   document.addEventListener('htmx:wsAfterMessage', function () {
+    if (cardsBefore) { markDealtCards(); }
+    syncLimits();
     startCountdown();
     scrollChat();
     showMyTurn();
@@ -205,10 +267,14 @@
 
   // --- keyboard shortcuts: H hit, S stand, D double, P split, R surrender (never while typing) ---
 
+  // Inputs that take no letters (checkboxes, buttons, ...) leave the shortcuts working.
+  var TYPED_INPUTS = ['text', 'search', 'email', 'password', 'url', 'tel', 'number'];
+
   function isTyping(target) {
     if (!target || !target.tagName) { return false; }
     var tag = target.tagName.toLowerCase();
-    return tag === 'input' || tag === 'textarea' || tag === 'select' || target.isContentEditable;
+    if (tag === 'input') { return TYPED_INPUTS.indexOf((target.type || 'text').toLowerCase()) !== -1; }
+    return tag === 'textarea' || tag === 'select' || target.isContentEditable;
   }
 
   document.addEventListener('keydown', function (event) {
@@ -224,24 +290,35 @@
     }
   });
 
-  // --- bet input: chip buttons add, Min / Max / Clear set ---
+  // --- remembered choices (this browser): the hint checkbox ---
+
+  function remember(id, key) {
+    var box = document.getElementById(id);
+    if (!box) { return; }
+    try { box.checked = window.localStorage.getItem(key) === '1'; } catch (error) { return; }
+    box.addEventListener('change', function () {
+      try { window.localStorage.setItem(key, box.checked ? '1' : '0'); } catch (error) { /* private mode */ }
+    });
+  }
+
+  // --- the strategy chart (a dialog, filled by htmx on first opening) and the invite link's copy button ---
 
   document.addEventListener('click', function (event) {
-    var target = event.target.closest ? event.target.closest('[data-chip], [data-bet-set]') : null;
-    var input = document.getElementById('bet-amount');
-    if (!target || !input) { return; }
-    var min = Number(input.min) || 1;
-    var max = Number(input.max) || Infinity;
-    if (target.dataset.chip) {
-      var current = Number(input.value) || 0;
-      input.value = String(Math.min(max, current + Number(target.dataset.chip)));
-    } else if (target.dataset.betSet === 'min') {
-      input.value = String(min);
-    } else if (target.dataset.betSet === 'max') {
-      input.value = String(max);
-    } else if (target.dataset.betSet === 'clear') {
-      input.value = '';
-      input.focus();
+    if (!event.target.closest) { return; }
+    var opener = event.target.closest('[data-open-dialog]');
+    if (opener) {
+      var dialog = document.getElementById(opener.dataset.openDialog);
+      if (dialog && !dialog.open) { dialog.showModal(); }
+    }
+    var closer = event.target.closest('[data-close-dialog]');
+    if (closer) { closer.closest('dialog').close(); }
+    var copy = event.target.closest('[data-copy]');
+    if (copy && navigator.clipboard) {
+      var text = document.getElementById(copy.dataset.copy).textContent.trim();
+      navigator.clipboard.writeText(text).then(function () {
+        copy.textContent = 'Copied';
+        window.setTimeout(function () { copy.textContent = 'Copy'; }, 2000);
+      });
     }
   });
 
@@ -257,6 +334,8 @@
   }
 
   fillSeed();
+  remember('hint-toggle', 'table.hint');
+  syncLimits();
   startCountdown();
   scrollChat();
   heldSeats = seatsHeld();

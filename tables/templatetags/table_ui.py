@@ -9,10 +9,22 @@ from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from tables.engine.rules import RuleSet
+from tables.house_edge import computed_house_edge
+
 register = template.Library()
 
-# Chip colour tiers by amount (inclusive upper bounds); anything above the last bound is black.
-CHIP_TIERS = ((100, "blue"), (500, "green"), (1_000, "purple"), (5_000, "red"))
+# One colour per chip denomination; a bet on the felt shows the colour of the largest denomination it reaches
+# (so a bet of 60 is green like the 25 chip, 100 to 499 blue like the 100 chip).
+CHIP_COLOURS = (
+    (25_000, "gold"),
+    (5_000, "black"),
+    (1_000, "orange"),
+    (500, "purple"),
+    (100, "blue"),
+    (25, "green"),
+)
+CHIP_DENOMINATIONS = (5, 25, 100, 500, 1_000, 5_000, 25_000)
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 SUIT_NAMES = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
@@ -75,15 +87,13 @@ def chips_short(value) -> str:
 
 @register.filter
 def chip_tier(value) -> str:
-    """The chip colour: to 100 blue, 101-500 green, 501-1,000 purple, 1,001-5,000 red, then black."""
+    """The chip colour: under 25 red (the 5 chip), from 25 green, 100 blue, 500 purple, 1,000 orange, 5,000
+    black, 25,000 gold."""
     try:
         amount = int(value)
     except (TypeError, ValueError):
-        return "blue"
-    for bound, colour in CHIP_TIERS:
-        if amount <= bound:
-            return colour
-    return "black"
+        return "red"
+    return next((colour for floor, colour in CHIP_COLOURS if amount >= floor), "red")
 
 
 @register.filter
@@ -119,6 +129,16 @@ def hand_total(hand) -> str:
 @register.filter
 def phase_label(phase) -> str:
     return PHASE_LABELS.get(phase, str(phase or "").capitalize())
+
+
+@register.filter
+def phase_title(table) -> str:
+    """The phase as the status strip names it; the insurance window against a ten offers only early
+    surrender."""
+    upcard = ((table.get("dealer") or {}).get("cards") or [None])[0]
+    if table.get("phase") == "insurance" and upcard and not upcard.startswith("A"):
+        return "Early surrender?"
+    return phase_label(table.get("phase"))
 
 
 @register.filter
@@ -220,7 +240,74 @@ def sitting_out_for(seats, you) -> bool:
 def bet_chips(limits) -> list[int]:
     """Chip buttons offered for a table: the usual denominations that fit under its maximum bet."""
     max_bet = limits.get("max_bet") or 0
-    return [value for value in (5, 25, 100, 500, 1_000, 5_000, 25_000) if value <= max_bet]
+    return [value for value in CHIP_DENOMINATIONS if value <= max_bet]
+
+
+@register.filter
+def limits_text(table) -> str:
+    """ "bets 10 to 500": the table's limits as its header says them."""
+    return f"bets {table['min_bet']:,} to {table['max_bet']:,}"
+
+
+@register.filter
+def house_edge(rules) -> str:
+    """ "0.31%": the house edge of basic strategy under `rules` (a rules dict), computed by the engine."""
+    return f"{computed_house_edge(rules):.2f}%"
+
+
+@register.filter
+def rules_summary(rules) -> str:
+    """ "6 decks · S17 · DAS · LS · 3:2" for a rules dict."""
+    return RuleSet.from_dict(rules).summary()
+
+
+_CARD_NAMES = {"A": "A", "T": "10"}
+
+
+@register.filter
+def chart_sections(chart) -> list[tuple[str, list[tuple[str, list[str]]], str]]:
+    """A strategy chart (`Strategy.chart()`) as (title, [(row name, moves by upcard)], row heading) tables."""
+
+    def rows(section, name):
+        return [(name(key), [moves[up] for up in chart["upcards"]]) for key, moves in chart[section].items()]
+
+    def pair(card):
+        return f"{_CARD_NAMES.get(card, card)},{_CARD_NAMES.get(card, card)}"
+
+    return [
+        ("Hard totals", rows("hard", str), "Total"),
+        (
+            "Soft totals (with an ace counted as 11)",
+            rows("soft", lambda total: f"A,{int(total) - 11}"),
+            "Hand",
+        ),
+        ("Pairs", rows("pairs", pair), "Pair"),
+    ]
+
+
+OUTCOME_LABELS = {"good": "You win", "bad": "You lose", "neutral": "Push"}
+
+
+@register.filter
+def round_outcome(view) -> dict | None:
+    """The viewer's result of a settled round over all their seats and hands, insurance included:
+    `net` chips, a `tone` (good, bad, neutral) and a `label` ("Blackjack!", "You win", "You lose",
+    "Surrendered", "Push"); None when the viewer had no hand in it."""
+    you = view.get("you") or {}
+    mine = [entry for entry in view["table"].get("seats") or [] if is_mine(entry, you)]
+    hands = [hand for entry in mine for hand in entry.get("hands") or [] if hand.get("payout") is not None]
+    if not hands:
+        return None
+    net = sum(net_result(hand) for hand in hands) + sum(insurance_net(entry) for entry in mine)
+    tone = "good" if net > 0 else "bad" if net < 0 else "neutral"
+    results = {hand.get("result") for hand in hands}
+    if net > 0 and "blackjack" in results:
+        label = "Blackjack!"
+    elif net < 0 and results <= {"surrender", "surrendered"}:
+        label = "Surrendered"
+    else:
+        label = OUTCOME_LABELS[tone]
+    return {"net": net, "tone": tone, "label": label}
 
 
 @register.filter

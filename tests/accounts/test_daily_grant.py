@@ -1,3 +1,4 @@
+import re
 from datetime import timedelta
 
 import pytest
@@ -75,6 +76,18 @@ def test_profile_button_claims_and_explains_refusals(client, player):
     assert "You already claimed your grant. You can claim again in 24 h 00 min." in again.text
     assert "next claim from" in again.text
     assert Wallet.objects.get(user=player).balance == 10
+
+
+def test_a_second_click_right_after_a_claim_says_it_was_claimed(client, player):
+    # The claim lifts the chips to the floor: the refusal is about the claim, not about having too many chips.
+    client.force_login(player)
+    spend_down_to(player, 10)
+    client.post(reverse("claim_grant"))
+    again = client.post(reverse("claim_grant"), follow=True)
+    assert "You claimed today&#x27;s grant already; the next one is from" in again.text
+    assert "under 1,000 chips; you have" not in again.text
+    button = re.search(r'<button[^>]*id="claim-grant"[^>]*>', again.text).group(0)
+    assert "disabled" in button
 
 
 def test_claim_needs_post_and_log_in(client, player):

@@ -98,3 +98,12 @@ def test_reset_requests_from_one_network_are_capped(client, player, mailoutbox):
         == 302
     )
     assert len(mailoutbox) == 1
+
+
+def test_reset_email_is_plain_text_so_its_link_copies_whole(client, player, mailoutbox):
+    client.post(reverse("password_reset"), {"email": "alice@example.com"})
+    raw = mailoutbox[0].message().as_string()
+    assert "Content-Transfer-Encoding: 7bit" in raw
+    assert "quoted-printable" not in raw
+    link = re.search(r"http://testserver/accounts/password/reset/\S+/\S+/", mailoutbox[0].body).group(0)
+    assert link in raw.splitlines()  # on one line of its own, without "=" soft line breaks

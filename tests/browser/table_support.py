@@ -50,9 +50,12 @@ def log_in(context: BrowserContext, user, base_url: str) -> None:
     context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": base_url}])
 
 
-def open_live_table(name: str = "Browser table", preset: str = "Vegas Strip", **fields) -> Table:
+def open_live_table(
+    name: str = "Browser table", preset: str = "Vegas Strip", rules: dict | None = None, **fields
+) -> Table:
+    """A table with long decision windows; `rules` (a RuleSet dict) for a preset not among PRESETS."""
     preset_row, _ = RulePreset.objects.get_or_create(
-        name=preset, defaults={"rules": PRESETS[preset].to_dict()}
+        name=preset, defaults={"rules": rules if rules is not None else PRESETS[preset].to_dict()}
     )
     windows = dict.fromkeys(
         ("betting_seconds", "insurance_seconds", "turn_seconds", "ready_seconds"), LONG_WINDOW
@@ -109,6 +112,13 @@ def act(page: Page, do: Callable[[], None], *watchers: Page) -> str:
 def seat(page: Page, number: int):
     """The seat's `<li>` on the felt."""
     return page.locator("#seats > li").nth(number - 1)
+
+
+def still(page: Page) -> None:
+    """Wait until no card is sliding in and no banner popping up (for a screenshot)."""
+    page.wait_for_function(
+        "() => !document.getAnimations().some((a) => ['deal', 'banner-in'].includes(a.animationName))"
+    )
 
 
 def snapshot(page: Page, path: Path) -> None:

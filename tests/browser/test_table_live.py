@@ -13,43 +13,18 @@ from tables.models import Seat, Table
 from tests.browser.table_support import (
     LONG_WINDOW,
     act,
-    log_in,
     make_player,
     open_live_table,
     screenshot_dir,
     seat,
-    snapshot,
     stack_shoe,
+    still,
     value,
     version,
 )
 
 pytestmark = [pytest.mark.browser]
 expect.set_options(timeout=10_000)
-
-
-@pytest.fixture
-def open_page(browser, live_site):
-    """`open_page(user=None, **context_options)`: a page in a fresh browser context, logged in as `user`."""
-    contexts = []
-    errors = []
-
-    def open_as(user=None, **options):
-        context = browser.new_context(base_url=live_site, **options)
-        contexts.append(context)
-        if user is not None:
-            log_in(context, user, live_site)
-        page = context.new_page()
-        page.set_default_timeout(10_000)
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        return page
-
-    yield open_as
-    for context in contexts:
-        for page in context.pages:
-            page.close()
-        context.close()
-    assert errors == [], "JavaScript errors on the page"
 
 
 def split_and_double(order):
@@ -69,7 +44,7 @@ def test_two_players_and_a_spectator_play_a_round(transactional_db, open_page, t
     alice, bob = make_player("alice", "Alice", "crown"), make_player("bob", "Bob", "moon")
     table = open_live_table("Split and double")
     order = stack_shoe(table, split_and_double)
-    a, b, watcher = open_page(alice), open_page(bob), open_page()
+    a, b, watcher = open_page(alice, viewport={"width": 1366, "height": 900}), open_page(bob), open_page()
     everyone = (a, b, watcher)
     for page in everyone:
         page.goto(f"/tables/{table.pk}/")
@@ -108,7 +83,8 @@ def test_two_players_and_a_spectator_play_a_round(transactional_db, open_page, t
     expect(a.locator("#play-split")).to_be_enabled()
     a.get_by_label("Show basic-strategy hint").check()
     expect(a.locator(".hint")).to_be_visible()
-    snapshot(a, screenshot_dir(tmp_path) / "table.png")
+    still(a)
+    a.screenshot(path=screenshot_dir(tmp_path) / "table.png")
 
     act(a, a.locator("#play-split").click, b, watcher)
     expect(seat(watcher, 1).locator(".hand")).to_have_count(2)
@@ -130,6 +106,9 @@ def test_two_players_and_a_spectator_play_a_round(transactional_db, open_page, t
     alice.wallet.refresh_from_db()
     expect(a.locator("#nav-balance")).to_have_text(f"{alice.wallet.balance:,}")
     expect(a.get_by_role("button", name="Deal me in")).to_be_enabled()
+    expect(a.locator("#round-banner")).to_be_visible()
+    still(a)
+    a.screenshot(path=screenshot_dir(tmp_path) / "table-settled.png")
     expect(watcher.locator("#event-log")).to_contain_text("split")
 
 
@@ -281,7 +260,8 @@ def test_phone_screen_has_no_sideways_scroll_and_big_buttons(transactional_db, o
                 && shown.every((box) => box.top >= status.bottom && box.bottom <= bar.top);
         }"""
     )
-    snapshot(page, screenshot_dir(tmp_path) / "table-phone.png")
+    still(page)
+    page.screenshot(path=screenshot_dir(tmp_path) / "table-phone.png", scale="css")
 
     # A refusal shows on the screen wherever the page is scrolled, and goes away on a tap.
     page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")

@@ -445,9 +445,17 @@ def test_betting_controls_post_the_amount_to_each_own_seat():
     bets = controls.find_all("button", form="form-bet")
     assert [(b.attrs["value"], "disabled" in b.attrs) for b in bets] == [("2", False), ("6", True)]
     chips = [
-        button.attrs["data-chip"] for button in controls.find_all("button", class_="chip-button chip-blue")
+        (b.attrs["data-chip"], b.attrs["class"]) for b in controls.find_all("button", class_="chip-button")
     ]
-    assert chips == ["5", "25", "100"]
+    # Each denomination its own colour, the colours of the bets on the felt.
+    assert chips == [
+        ("5", "chip chip-button chip-red"),
+        ("25", "chip chip-button chip-green"),
+        ("100", "chip chip-button chip-blue"),
+        ("500", "chip chip-button chip-purple"),
+        ("1000", "chip chip-button chip-orange"),
+        ("5000", "chip chip-button chip-black"),
+    ]
     assert controls.find_all(class_="play-group") == []
 
 
@@ -574,16 +582,18 @@ def test_chips_short(amount, text):
 @pytest.mark.parametrize(
     ("amount", "tier"),
     [
-        (1, "blue"),
+        (1, "red"),
+        (24, "red"),
+        (25, "green"),
+        (99, "green"),
         (100, "blue"),
-        (101, "green"),
-        (500, "green"),
-        (501, "purple"),
-        (1_000, "purple"),
-        (1_001, "red"),
-        (5_000, "red"),
-        (5_001, "black"),
-        (1_000_000, "black"),
+        (499, "blue"),
+        (500, "purple"),
+        (1_000, "orange"),
+        (4_999, "orange"),
+        (5_000, "black"),
+        (25_000, "gold"),
+        (1_000_000, "gold"),
     ],
 )
 def test_chip_tier(amount, tier):
@@ -636,3 +646,52 @@ def test_results_read_as_signed_chips():
     assert table_ui.signed_chips(-1_250) == "\u22121,250"  # exact: never rounded to "1.2K"
     assert table_ui.signed_chips(-50) == "\u221250"
     assert table_ui.signed_chips(0) == "0"
+
+
+def test_an_early_surrender_offer_alone_is_not_called_insurance():
+    view = playing_view()
+    view["table"] |= {"phase": "insurance", "turn": None}
+    view["table"]["dealer"] = {"cards": ["Kc", None], "total": 10, "soft": False, "hole_hidden": True}
+    view["you"] |= {"allowed": ["chat", "leave", "surrender"], "hint": None}
+    status = by_id(render_live(view), "table-status").text_content()
+    assert "Surrender now or play on?" in status
+    assert "insurance" not in status.lower()
+    assert "Early surrender?" in status
+    view["table"]["dealer"]["cards"] = ["Ac", None]
+    view["you"]["allowed"] = ["chat", "insurance", "leave", "surrender"]
+    status = by_id(render_live(view), "table-status").text_content()
+    assert "Insurance?" in status
+    assert "Decide on insurance" in status
+
+
+@pytest.mark.parametrize(
+    ("hands", "insurance", "banner"),
+    [
+        ([("blackjack", 250)], None, ("good", "Blackjack! +150")),
+        ([("win", 200), ("lose", 0)], None, ("neutral", "Push 0")),
+        ([("win", 200), ("win", 200)], None, ("good", "You win +200")),
+        ([("lose", 0)], (50, 150), ("neutral", "Push 0")),
+        ([("lose", 0)], None, ("bad", "You lose \u2212100")),
+        ([("surrender", 50)], None, ("bad", "Surrendered \u221250")),
+    ],
+)
+def test_the_result_banner_sums_the_viewers_round(hands, insurance, banner):
+    view = playing_view()
+    view["table"] |= {"phase": "settled", "turn": None}
+    mine = seat(2, "alice", hands=[hand(["Td", "9c"], total=19, result=r, payout=p) for r, p in hands])
+    if insurance:
+        mine["insurance"], mine["insurance_payout"] = insurance
+    view["table"]["seats"][1] = mine
+    view["you"] |= {"allowed": ["chat", "leave", "ready"], "hint": None}
+    found = by_id(render_live(view), "round-banner")
+    assert (found.attrs["data-tone"], found.text_content()) == banner
+
+
+def test_no_banner_for_a_spectator_or_before_the_settlement():
+    view = playing_view()
+    assert "round-banner" not in render_to_string(LIVE, {"view": view, "user": LoggedIn()})
+    view["table"] |= {"phase": "settled", "turn": None}
+    view["table"]["seats"][1] = seat(
+        2, "alice", hands=[hand(["Td", "9c"], total=19, result="win", payout=200)]
+    )
+    assert "round-banner" not in render_to_string(LIVE, {"view": spectator(view), "user": AnonymousUser()})

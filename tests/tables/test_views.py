@@ -5,6 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from tables.engine.strategy import basic_strategy
 from tables.models import Seat, Table
 from tables.templatetags.table_ui import WS_FORMS
 from tests.tables.test_templates import by_id, parse
@@ -188,3 +189,76 @@ def test_the_rule_codes_are_explained_on_the_lobby_and_the_table_page(client, ta
         ("DAS", "Doubling after a split is allowed."),
     ]:
         assert f"<dt>{code}</dt><dd>{meaning}" in text
+
+
+@pytest.mark.parametrize("preset", ["Vegas Strip", "Downtown", "European", "Single deck 6:5"])
+def test_the_house_edge_of_every_table_is_computed_and_shown(client, make_table, preset):
+    table = make_table(preset)
+    edge = basic_strategy(table.ruleset()).house_edge()
+    shown = f"{edge:.2f}%"
+    lobby = parse(client.get(reverse("lobby")).content.decode())
+    row = [
+        node
+        for node in lobby.find_all("li", class_="lobby-table")
+        if node.attrs["data-table"] == str(table.pk)
+    ]
+    assert shown in row[0].find_all(class_="house-edge")[0].text_content()
+    page = parse(client.get(reverse("table", args=[table.pk])).content.decode())
+    assert f"house edge {shown}" in page.find_all(class_="house-edge")[0].text_content()
+
+
+def test_the_strategy_chart_is_the_engines_for_the_tables_own_rules(client, make_table):
+    table = make_table("Downtown")  # an H17 game
+    chart = basic_strategy(table.ruleset()).chart()
+    response = client.get(reverse("strategy_chart", args=[table.pk]))
+    assert response.status_code == 200
+    root = parse(response.content.decode())
+    tables = root.find_all("table")
+    assert [t.attrs["aria-label"] for t in tables] == [
+        "Hard totals",
+        "Soft totals (with an ace counted as 11)",
+        "Pairs",
+    ]
+    for rendered, section in zip(tables, ("hard", "soft", "pairs"), strict=True):
+        rows = [
+            [cell.text for cell in row.find_all("td")] for row in rendered.find_all("tbody")[0].find_all("tr")
+        ]
+        assert rows == [[moves[up] for up in chart["upcards"]] for moves in chart[section].values()]
+    # Another table's rules give another chart, and its page serves that one.
+    vegas = make_table("Vegas Strip", name="S17 table")
+    other = parse(client.get(reverse("strategy_chart", args=[vegas.pk])).content.decode())
+    assert basic_strategy(vegas.ruleset()).chart() != chart
+    assert [td.text for td in other.find_all("td")] != [td.text for td in root.find_all("td")]
+
+
+def test_a_private_tables_chart_needs_its_link(client, bob, alice, make_table):
+    private = make_table(name="Ours", is_private=True, created_by=alice)
+    client.force_login(bob)
+    assert client.get(reverse("strategy_chart", args=[private.pk])).status_code == 404
+
+
+def test_how_to_play_is_linked_from_the_nav_and_explains_rules_flow_codes_and_fairness(client):
+    lobby = parse(client.get(reverse("lobby")).content.decode())
+    links = [a.attrs["href"] for a in lobby.find_all("nav")[0].find_all("a")]
+    assert reverse("how_to_play") in links
+    text = " ".join(client.get(reverse("how_to_play")).content.decode().split())
+    for heading in ("The aim", "A round, step by step", "What the rule codes mean", "Provably fair"):
+        assert heading in text
+    assert "<dt>DAS</dt><dd>Doubling after a split is allowed.</dd>" in text
+    assert "house edge" in text
+
+
+def test_the_private_invite_link_has_a_copy_button(client, alice, make_table):
+    private = make_table(name="Ours", is_private=True, created_by=alice)
+    client.force_login(alice)
+    page = parse(client.get(reverse("table", args=[private.pk])).content.decode())
+    assert page.find_all("button", data_copy="invite-url")
+    assert reverse("join_private", args=[private.private_token]) in by_id(page, "invite-url").text
+
+
+def test_log_and_chat_times_carry_their_moment_for_the_browser_to_localize(client, alice, table, act):
+    act(table, alice, "sit", seat=1)
+    page = parse(client.get(reverse("table", args=[table.pk])).content.decode())
+    times = by_id(page, "event-log").find_all("time")
+    assert times
+    assert all(t.attrs["data-local"] == "time" and t.attrs["datetime"].endswith("+00:00") for t in times)
