@@ -43,7 +43,14 @@ from django.utils.functional import LazyObject, empty
 from tables import broadcast, fanout, liveness, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
-from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
+from tables.protocol import (
+    BAD_MESSAGE,
+    MAX_FRAME_BYTES,
+    NOT_AUTHENTICATED,
+    RATE_LIMITED,
+    ProtocolError,
+    parse_message,
+)
 from tables.rendering import LIVE_TEMPLATE, live_html
 from tables.viewmodel import (
     TableUnavailable,
@@ -53,16 +60,25 @@ from tables.viewmodel import (
     cached_viewer_view,
     chat_entry,
     forget_table_views,
+    lobby_page,
     recent_chat,
     viewer_view,
     visible_table,
 )
 
 LOBBY_TEMPLATE = "tables/partials/lobby_rows.html"
-#: WebSocket close code for a policy violation (RFC 6455).
-POLICY_VIOLATION = 1008
-#: WebSocket close code for a server error (RFC 6455).
-INTERNAL_ERROR = 1011
+# Close codes. Daphne's websocket library sends only 1000 and 3000-4999 from an application (1008 or 1011
+# would raise inside the handler and skip its clean-up), so the RFC 6455 meanings get 4000 + their number.
+#: Flooding: the policy-violation close.
+POLICY_VIOLATION = 4008
+#: A frame larger than `MAX_OPEN_FRAME_BYTES`: the message-too-big close.
+FRAME_TOO_LARGE = 4009
+#: The server failed to handle a frame or a broadcast: reconnect.
+INTERNAL_ERROR = 4011
+#: Frames up to `MAX_FRAME_BYTES` are read; larger ones up to this size are refused as `bad_message` and the
+#: connection stays open; larger still (Daphne accepts up to 1 MiB) closes it: no client of the protocol
+#: sends one.
+MAX_OPEN_FRAME_BYTES = 16384
 #: Frames waiting for the worker beyond this many are refused as `rate_limited` (a second's worth).
 MAX_PENDING_FRAMES = 20
 #: Error code when the database cannot be reached: the action was not applied and may be retried.
@@ -122,6 +138,13 @@ def on_database(function):
 # (table id, announced version) -> a read of that version this process has under way; the viewers that
 # miss the kept shared part while it runs wait for it instead of each reading the table themselves.
 _reading: dict[tuple[int, int | None], asyncio.Future] = {}
+
+
+def _frame_size(text_data: str | None, bytes_data: bytes | None) -> int:
+    """A frame's size in bytes (text as UTF-8; unpaired surrogates, which the parser refuses, count too)."""
+    if text_data is not None:
+        return len(text_data.encode("utf-8", "surrogatepass"))
+    return len(bytes_data or b"")
 
 
 def _query(scope) -> dict[str, str]:
@@ -230,6 +253,10 @@ class TableConsumer(_Consumer):
         verdict = self.flood.hit(time.monotonic())
         if verdict == FloodGuard.CLOSE:
             await self.close(code=POLICY_VIOLATION)
+            return
+        if _frame_size(text_data, bytes_data) > MAX_OPEN_FRAME_BYTES:
+            await self.send_error(BAD_MESSAGE, f"message too large (over {MAX_FRAME_BYTES} bytes); closing.")
+            await self.close(code=FRAME_TOO_LARGE)
             return
         if verdict == FloodGuard.LIMITED or self.inbox.qsize() >= MAX_PENDING_FRAMES:
             await self.send_error(RATE_LIMITED, "Too many messages: at most 20 a second.")
@@ -382,10 +409,13 @@ class TableConsumer(_Consumer):
 
 
 class LobbyConsumer(_Consumer):
-    """Streams the list of public open tables: on connect and after every `lobby.changed`."""
+    """Streams one page of the list of public open tables (`?page=N`, the first by default): on connect and
+    after every `lobby.changed`."""
 
     async def connect(self):
-        self.json_format = _query(self.scope).get("format") == "json"
+        query = _query(self.scope)
+        self.json_format = query.get("format") == "json"
+        self.page = lobby_page(query.get("page"))
         register_loop(asyncio.get_running_loop())
         self.mailbox = fanout.Mailbox(self.dispatch, failed=self._failed)
         try:
@@ -419,7 +449,7 @@ class LobbyConsumer(_Consumer):
         await self.send(text_data=await on_database(self._render)())
 
     def _render(self) -> str:
-        view = build_lobby_view()
+        view = build_lobby_view(page=self.page)
         if self.json_format:
             return json.dumps(view)
         return render_to_string(
