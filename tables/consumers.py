@@ -40,6 +40,7 @@ from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 from django.utils.functional import LazyObject, empty
 
+from accounts import sockets
 from tables import broadcast, fanout, liveness, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
@@ -153,6 +154,21 @@ def _query(scope) -> dict[str, str]:
 
 
 class _Consumer(AsyncWebsocketConsumer):
+    async def websocket_connect(self, message):
+        """Join the groups that close this socket when its session ends (`accounts.sockets`) before anything
+        else, so that the end of a session cannot slip between the check of the session and the join."""
+        user = _unwrapped(self.scope.get("user"))
+        if user is not None and user.is_authenticated:
+            self.groups = [sockets.user_group(user.pk)]
+            session_key = getattr(self.scope.get("session"), "session_key", None)
+            if session_key:
+                self.groups.append(sockets.session_group(session_key))
+        await super().websocket_connect(message)
+
+    async def session_ended(self, event):
+        """The user logged out, changed their password or was suspended: close (`accounts.sockets`)."""
+        await self.close(code=sockets.SESSION_ENDED)
+
     async def send(self, text_data=None, bytes_data=None, close=False):
         """Send a frame; one to a client that has just closed its connection is dropped. The server (Daphne)
         learns of a close a moment before it tells the consumer (`disconnect` follows), and a view sent in
@@ -204,23 +220,37 @@ class TableConsumer(_Consumer):
             self.mailbox.close()
             raise
         self.joined = True
-        await self.accept()
-        await on_database(self._note_presence)(True)
-        if self.user.is_authenticated:
-            liveness.opened(self)
-        await self.send_view(force=True)
+        try:
+            await self.accept()
+            await on_database(self._note_presence)(True)
+            if self.user.is_authenticated:
+                liveness.opened(self)
+            await self.send_view(force=True)
+        except Exception:
+            logger.exception("table %s: a connection could not be set up", self.table_id)
+            await self._leave()
+            await self.close(code=INTERNAL_ERROR)
+            return
         self.mailbox.start()
         self.worker = asyncio.create_task(self._work())
 
     async def disconnect(self, code):
         if self.worker is not None:
             self.worker.cancel()
+        await self._leave()
+
+    async def _leave(self) -> None:
+        """Leave the table's broadcasts and record the connection gone, once, whatever fails on the way: a
+        player whose clean-up did not run would count as connected for good."""
         if not self.joined:
             return
+        self.joined = False
         self.mailbox.close()
-        await fanout.leave(self.group, self.mailbox)
-        liveness.closed(self)
-        await on_database(self._note_presence)(False)
+        try:
+            await fanout.leave(self.group, self.mailbox)
+        finally:
+            liveness.closed(self)
+            await on_database(self._note_presence)(False)
 
     async def _failed(self) -> None:
         """A broadcast could not be handled (the database is down, say): close, the client reconnects."""
@@ -428,9 +458,11 @@ class LobbyConsumer(_Consumer):
         self.mailbox.start()
 
     async def disconnect(self, code):
-        if hasattr(self, "mailbox"):
-            self.mailbox.close()
-            await fanout.leave(LOBBY_GROUP, self.mailbox)
+        mailbox = getattr(self, "mailbox", None)
+        if mailbox is not None:
+            self.mailbox = None
+            mailbox.close()
+            await fanout.leave(LOBBY_GROUP, mailbox)
 
     async def _failed(self) -> None:
         await self.close(code=INTERNAL_ERROR)

@@ -5,6 +5,7 @@ from tests.scale.conftest import servers  # noqa: F401
 from tests.tables.conftest import (  # noqa: F401
     PASSWORD,
     _fast_password_hashing,
+    act,
     alice,
     bob,
     carol,
