@@ -13,7 +13,8 @@ User = get_user_model()
 
 
 class ThrottledLoginMixin:
-    """Refuse log-ins while the client IP or the username is cooling off, before any password is checked."""
+    """Refuse log-ins while the client's network, or this account from it, is cooling off
+    (`accounts.throttling`), before any password is checked."""
 
     def clean(self):
         username = self.cleaned_data.get("username") or ""
@@ -27,7 +28,7 @@ class ThrottledLoginMixin:
             if any(e.code == "invalid_login" for e in error.error_list):
                 throttling.record_failure(ip=ip, username=username)
             raise
-        throttling.record_success(username=username)
+        throttling.record_success(ip=ip, username=username)
         return cleaned
 
 
