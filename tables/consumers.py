@@ -36,6 +36,7 @@ from channels.consumer import get_handler_name
 from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.core.cache import cache
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 from django.utils.functional import LazyObject, empty
@@ -82,6 +83,10 @@ INTERNAL_ERROR = 4011
 MAX_OPEN_FRAME_BYTES = 16384
 #: Frames waiting for the worker beyond this many are refused as `rate_limited` (a second's worth).
 MAX_PENDING_FRAMES = 20
+#: Chat lines one user may post in a window of CHAT_WINDOW_SECONDS, over all their connections and (with
+#: Redis) all server processes.
+CHAT_LINES = 5
+CHAT_WINDOW_SECONDS = 5
 #: Error code when the database cannot be reached: the action was not applied and may be retried.
 UNAVAILABLE = "unavailable"
 
@@ -115,6 +120,18 @@ class FloodGuard:
                 break
             recent += 1
         return self.LIMITED if recent > self.limit else self.OK
+
+
+def chat_allowed(user_id: int, *, now: float) -> bool:
+    """Count one chat line of the user; False beyond CHAT_LINES in the current window. The counter is in the
+    cache (Redis when REDIS_URL is set), so ten sockets of one user share one limit."""
+    key = f"chat-lines:{user_id}:{int(now // CHAT_WINDOW_SECONDS)}"
+    cache.add(key, 0, timeout=2 * CHAT_WINDOW_SECONDS)
+    try:
+        return cache.incr(key) <= CHAT_LINES
+    except ValueError:  # the counter expired between add and incr: a new window
+        cache.add(key, 1, timeout=2 * CHAT_WINDOW_SECONDS)
+        return True
 
 
 _pool: ThreadPoolExecutor | None = None
@@ -336,6 +353,11 @@ class TableConsumer(_Consumer):
         thread (usually the first build of that version in this process, which the other viewers then find
         kept); None for a chat line, which changes no version."""
         if action["action"] == "chat":
+            if not chat_allowed(self.user.pk, now=time.time()):
+                raise services.ActionRefused(
+                    RATE_LIMITED,
+                    f"Too many chat lines: at most {CHAT_LINES} every {CHAT_WINDOW_SECONDS} seconds.",
+                )
             services.post_chat(table_id=self.table_id, user=self.user, text=action["text"])
             return None
         with broadcast.held():
