@@ -7,7 +7,9 @@
 # Environment (defaults in brackets):
 #   DATABASE_URL  [postgres://postgres@127.0.0.1:5432/blackjack_cluster]  created if it does not exist
 #   REDIS_URL     [redis://127.0.0.1:6379/2]
+#   DB_POOL_MAX_SIZE [10]: PostgreSQL connections per process, at most (Django's psycopg pool)
 #   HOST [127.0.0.1]  PORT [8001]: process k listens on PORT+k-1
+#   BEHIND_PROXY [0]: 1 passes Daphne --proxy-headers, for a proxy that overwrites X-Forwarded-For
 #   CLUSTER_DEBUG [0]: 1 runs with DEBUG on (no collectstatic, no SECRET_KEY needed; slower: every query is
 #                 kept in memory). With 0 a SECRET_KEY is generated once into .venv/cluster-secret-key unless given,
 #                 static files are collected, and the HTTPS-only settings are switched off, since this local
@@ -75,7 +77,9 @@ env | grep -E '^(DEBUG|SECRET_KEY|DATABASE_URL|REDIS_URL|DB_POOL_MAX_SIZE|SECURE
 "$PY" manage.py seed_demo
 [ "$DEBUG" = 1 ] || "$PY" manage.py collectstatic --noinput -v 0
 
-# Client addresses from X-Forwarded-For only behind a proxy that sets it (log-in throttling counts per address).
+# Client addresses from X-Forwarded-For only behind a proxy that overwrites it (log-in throttling counts per
+# address; a header a client sent itself would let it pick its own). No --websocket-max-message-size: it caps
+# what the server sends too; the consumers cap what clients send.
 proxy_flags=()
 [ "${BEHIND_PROXY:-0}" = 1 ] && proxy_flags=(--proxy-headers)
 
