@@ -28,5 +28,5 @@ def close_sockets_when_access_ends(sender, instance, created, raw=False, **kwarg
 @receiver(user_logged_out, dispatch_uid="accounts_close_session_sockets")
 def close_sockets_on_log_out(sender, request, user, **kwargs):
     session = getattr(request, "session", None)
-    if session is not None and session.session_key:
-        sockets.close_sockets(session_key=session.session_key)
+    if user is not None and session is not None and session.session_key:
+        sockets.close_sockets(user_id=user.pk, session_key=session.session_key)

@@ -139,13 +139,15 @@ REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels-redis with a pool that waits when its connections are all busy (redis-py 8's raises).
+            "BACKEND": "blackjack_site.channel_layer.RedisChannelLayer",
             # redis-py 8 reads with a 5 s socket timeout by default, which ends channels-redis's 5 s blocking
             # pop on every idle consumer: wait longer than the pop, but not forever (a dead peer is noticed).
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
                 "capacity": 200,
                 "expiry": 30,
+                "pool_max_size": env_int("REDIS_POOL_MAX_SIZE", 50),
             },
         }
     }

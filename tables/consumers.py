@@ -172,19 +172,18 @@ def _query(scope) -> dict[str, str]:
 
 class _Consumer(AsyncWebsocketConsumer):
     async def websocket_connect(self, message):
-        """Join the groups that close this socket when its session ends (`accounts.sockets`) before anything
+        """Join the group that closes this socket when its session ends (`accounts.sockets`) before anything
         else, so that the end of a session cannot slip between the check of the session and the join."""
         user = _unwrapped(self.scope.get("user"))
         if user is not None and user.is_authenticated:
             self.groups = [sockets.user_group(user.pk)]
-            session_key = getattr(self.scope.get("session"), "session_key", None)
-            if session_key:
-                self.groups.append(sockets.session_group(session_key))
+            self.session_id = sockets.session_id(getattr(self.scope.get("session"), "session_key", None))
         await super().websocket_connect(message)
 
     async def session_ended(self, event):
         """The user logged out, changed their password or was suspended: close (`accounts.sockets`)."""
-        await self.close(code=sockets.SESSION_ENDED)
+        if sockets.ended_for(event, getattr(self, "session_id", None)):
+            await self.close(code=sockets.SESSION_ENDED)
 
     async def send(self, text_data=None, bytes_data=None, close=False):
         """Send a frame; one to a client that has just closed its connection is dropped. The server (Daphne)
