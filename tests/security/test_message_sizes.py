@@ -142,3 +142,33 @@ def test_a_player_opens_at_most_three_tables_staff_more(make_user):
     browser = Client()
     browser.force_login(player)
     assert browser.post(reverse("open_table"), {**form, "name": "again"}).status_code == 302
+
+
+@pytest.mark.django_db
+def test_the_lobby_page_and_its_socket_show_the_page_asked_for(make_table):
+    for number in range(LOBBY_PAGE_SIZE + 1):
+        make_table(name=f"Table {number}")
+    last = Table.objects.order_by("-id").first()
+    page = Client().get(reverse("lobby"), {"page": "2"}).content.decode()
+    assert 'ws-connect="/ws/lobby/?page=2"' in page
+    assert f'data-table="{last.pk}"' in page
+    assert "Page 2 of 2" in page
+    first = Client().get(reverse("lobby"), {"page": "x"}).content.decode()
+    assert 'ws-connect="/ws/lobby/"' in first
+    assert f'data-table="{last.pk}"' not in first
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_the_lobby_socket_sends_the_page_asked_for(make_table):
+    def tables():
+        for number in range(LOBBY_PAGE_SIZE + 1):
+            make_table(name=f"Table {number}")
+
+    await database_sync_to_async(tables)()
+    client = CommunicatorClient("lobby", "/ws/lobby/?format=json&page=2")
+    assert await client.connect()
+    message = await client.receive()
+    await client.close()
+    assert (message["page"], message["pages"], message["total"]) == (2, 2, LOBBY_PAGE_SIZE + 1)
+    assert len(message["tables"]) == 1
