@@ -301,7 +301,11 @@ class TableConsumer(_Consumer):
             await self.close(code=POLICY_VIOLATION)
             return
         if _frame_size(text_data, bytes_data) > MAX_OPEN_FRAME_BYTES:
-            await self.send_error(BAD_MESSAGE, f"message too large (over {MAX_FRAME_BYTES} bytes); closing.")
+            await self.send_error(
+                BAD_MESSAGE,
+                f"message too large (over {MAX_OPEN_FRAME_BYTES} bytes; the limit is {MAX_FRAME_BYTES}); "
+                "closing the connection",
+            )
             await self.close(code=FRAME_TOO_LARGE)
             return
         if verdict == FloodGuard.LIMITED or self.inbox.qsize() >= MAX_PENDING_FRAMES:
