@@ -5,15 +5,16 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.exceptions import ValidationError
-from django.db.models import Q
 
 from accounts import throttling
+from accounts.names import skeleton
 
 User = get_user_model()
 
 
 class ThrottledLoginMixin:
-    """Refuse log-ins while the client IP or the username is cooling off, before any password is checked."""
+    """Refuse log-ins while the client's network, or this account from it, is cooling off
+    (`accounts.throttling`), before any password is checked."""
 
     def clean(self):
         username = self.cleaned_data.get("username") or ""
@@ -27,7 +28,7 @@ class ThrottledLoginMixin:
             if any(e.code == "invalid_login" for e in error.error_list):
                 throttling.record_failure(ip=ip, username=username)
             raise
-        throttling.record_success(username=username)
+        throttling.record_success(ip=ip, username=username)
         return cleaned
 
 
@@ -60,15 +61,24 @@ class RegistrationForm(UserCreationForm):
 
 #: Names only the house speaks as.
 RESERVED_NAMES = frozenset({"dealer", "house", "casino", "admin", "staff", "support", "system", "moderator"})
+_RESERVED_SKELETONS = frozenset(skeleton(name) for name in RESERVED_NAMES)
 
 
 def _name_taken(name: str, *, user) -> bool:
-    """Would `name` look like someone else at the tables: another player's username or display name
-    (ignoring case), or a name the house uses?"""
-    if name.casefold() in RESERVED_NAMES:
+    """Would `name` look like someone else at the tables: another player's username or display name, or a
+    name the house uses, once both are reduced to their skeletons (`accounts.names.skeleton`: case,
+    full-width forms, accents, invisible characters and Cyrillic or Greek look-alikes do not count)?
+
+    Every other account's names are compared: a skeleton column would let the database do it, if sign-ups
+    ever come too fast for this."""
+    wanted = skeleton(name)
+    if wanted in _RESERVED_SKELETONS:
         return True
-    others = User.objects.exclude(pk=getattr(user, "pk", None))
-    return others.filter(Q(username__iexact=name) | Q(display_name__iexact=name)).exists()
+    others = User.objects.exclude(pk=getattr(user, "pk", None)).values_list("username", "display_name")
+    return any(
+        skeleton(username) == wanted or (display_name and skeleton(display_name) == wanted)
+        for username, display_name in others.iterator(chunk_size=2000)
+    )
 
 
 def _unused_email(email: str, *, user) -> str:
@@ -91,6 +101,7 @@ class ProfileForm(forms.ModelForm):
 
     def clean_display_name(self):
         # NFC first, so a name typed with combining accents is judged (and stored) like its precomposed twin.
+        # Invisible characters (zero-width, bidi overrides) are refused by `validate_display_name`.
         name = unicodedata.normalize("NFC", self.cleaned_data["display_name"])
         if name and _name_taken(name, user=self.instance):
             raise ValidationError(

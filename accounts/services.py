@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts import selectors
+from accounts import selectors, sockets
 from accounts.models import LedgerEntry, Wallet
 from blackjack_site.prepared import Batch, execute_returning, insert, returning_together
 
@@ -506,6 +506,8 @@ def _set_suspended(*, user, staff, suspended: bool) -> None:
         raise WalletError("Staff cannot suspend themselves.", code="bad_user")
     type(user).objects.filter(pk=user.pk).update(suspended=suspended)
     user.suspended = suspended
+    if suspended:
+        sockets.close_sockets(user_id=user.pk)
 
 
 def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:

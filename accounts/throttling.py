@@ -1,10 +1,18 @@
-"""Log-in throttling: after MAX_FAILURES failed log-ins within WINDOW_SECONDS from one client IP, or for one
-username, further attempts from that IP or for that username are refused for COOL_OFF_SECONDS without checking
-the password.
+"""Log-in throttling that a stranger cannot turn against a player.
 
-Counters live in the Django cache, so with REDIS_URL set every server process shares them. A successful log-in
-resets the username's counter; the IP's counter is kept, so one valid account cannot be used to reset the
-limit of an address that is guessing other accounts' passwords. IPv6 clients are counted by their /64.
+Failed log-ins are counted per account *and* client network together: after MAX_FAILURES within
+WINDOW_SECONDS, that account is refused from that network for COOL_OFF_SECONDS, without checking the
+password, while its owner logs in from anywhere else. A network is also refused for every account after
+MAX_FAILURES_PER_NETWORK failures (one address guessing many accounts). Guessing one account from many
+networks is capped too: after MAX_FAILURES_PER_ACCOUNT failures from everywhere, the account is refused
+from networks it has not logged in from within TRUSTED_SECONDS, while its owner's known networks still get in
+(as django-axes' lock-out by username and address together, and OWASP's advice against lock-outs an attacker
+can trigger).
+
+Counters live in the Django cache, so with REDIS_URL set every server process shares them. A successful
+log-in resets the counter of its (account, network) pair and trusts that pair; the network's counter is
+kept, so one valid account cannot be used to reset the limit of an address that is guessing other accounts'
+passwords. IPv6 clients are counted by their /64. Usernames are compared case-insensitively.
 
 Password-reset e-mails are capped the same way (see allow_password_reset at the end).
 """
@@ -17,24 +25,38 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
+#: Failures of one account from one network before that pair cools off.
 MAX_FAILURES = 5
+#: Failures from one network, whatever the accounts, before the network cools off.
+MAX_FAILURES_PER_NETWORK = 20
+#: Failures of one account from everywhere before networks it has not used recently are refused for it.
+MAX_FAILURES_PER_ACCOUNT = 50
 WINDOW_SECONDS = 15 * 60
 COOL_OFF_SECONDS = 15 * 60
+#: How long a network the account logged in from stays trusted for it.
+TRUSTED_SECONDS = 30 * 24 * 3600
 _PREFIX = "login-throttle"
+
+_MESSAGES = {
+    "ip": "from your network",
+    "username": "for this account from your network",
+    "account": "for this account from new networks",
+}
 
 
 @dataclass(frozen=True)
 class Throttle:
-    """A refusal: which limit was hit and how long until it lifts."""
+    """A refusal: which limit was hit ("ip", "username": this account from this network, "account": this
+    account from networks it has not used) and how long until it lifts."""
 
-    scope: str  # "ip" or "username"
+    scope: str
     retry_after: int  # seconds
 
     @property
     def message(self) -> str:
         minutes = max(1, math.ceil(self.retry_after / 60))
         wait = "1 minute" if minutes == 1 else f"{minutes} minutes"
-        source = "from your network" if self.scope == "ip" else "for this account"
+        source = _MESSAGES[self.scope]
         return f"Too many failed log-in attempts {source}. Please wait {wait} before trying again."
 
 
@@ -63,33 +85,46 @@ def _network(ip: str) -> str:
     return str(ipaddress.ip_network(f"{address}/64", strict=False))
 
 
-def _subjects(ip: str, username: str) -> list[tuple[str, str]]:
-    subjects = [("ip", _network(ip))]
-    if username.strip():
-        subjects.append(("username", _normalise(username)))
-    return subjects
-
-
 def _normalise(username: str) -> str:
     return username.strip().casefold()
+
+
+def _pair(ip: str, username: str) -> str:
+    return f"{_network(ip)}|{_normalise(username)}"
+
+
+def _trusted_key(ip: str, username: str) -> str:
+    return _keys("trusted", _pair(ip, username))[0]
+
+
+def _limits(ip: str, username: str) -> list[tuple[str, str, int]]:
+    """(scope, counted value, failures allowed) of the limits that apply to this attempt."""
+    limits = [("ip", _network(ip), MAX_FAILURES_PER_NETWORK)]
+    if username.strip():
+        limits.append(("username", _pair(ip, username), MAX_FAILURES))
+        limits.append(("account", _normalise(username), MAX_FAILURES_PER_ACCOUNT))
+    return limits
 
 
 def check(*, ip: str, username: str, now: float | None = None) -> Throttle | None:
     """The active throttle for this attempt, or None when it may proceed."""
     now = time.time() if now is None else now
-    for scope, value in _subjects(ip, username):
+    for scope, value, _ in _limits(ip, username):
         locked_until = cache.get(_keys(scope, value)[1])
-        if locked_until is not None and locked_until > now:
-            return Throttle(scope=scope, retry_after=math.ceil(locked_until - now))
+        if locked_until is None or locked_until <= now:
+            continue
+        if scope == "account" and cache.get(_trusted_key(ip, username)):
+            continue  # the owner's own network: the many-network lock is not for them
+        return Throttle(scope=scope, retry_after=math.ceil(locked_until - now))
     return None
 
 
 def record_failure(*, ip: str, username: str, now: float | None = None) -> None:
-    """Count a failed log-in; the MAX_FAILURES-th within the window starts the cool-off."""
+    """Count a failed log-in; the failure that reaches a limit within the window starts its cool-off."""
     now = time.time() if now is None else now
-    for scope, value in _subjects(ip, username):
+    for scope, value, allowed in _limits(ip, username):
         failures_key, locked_key = _keys(scope, value)
-        if _increment(failures_key, WINDOW_SECONDS) >= MAX_FAILURES:
+        if _increment(failures_key, WINDOW_SECONDS) >= allowed:
             cache.set(locked_key, now + COOL_OFF_SECONDS, timeout=COOL_OFF_SECONDS)
             cache.delete(failures_key)
 
@@ -104,10 +139,10 @@ def _increment(key: str, window: int) -> int:
         return 1
 
 
-def record_success(*, username: str) -> None:
-    """A correct password for `username`: forget its failures."""
-    failures_key, _ = _keys("username", _normalise(username))
-    cache.delete(failures_key)
+def record_success(*, ip: str, username: str) -> None:
+    """A correct password for `username` from `ip`: forget that pair's failures and trust the pair."""
+    cache.delete(_keys("username", _pair(ip, username))[0])
+    cache.set(_trusted_key(ip, username), True, timeout=TRUSTED_SECONDS)
 
 
 # Password-reset e-mails: a cap per client network and per address, so the form cannot be used to flood

@@ -62,7 +62,6 @@ def environment() -> dict[str, str]:
         "SESSION_COOKIE_SECURE": "0",
         "CSRF_COOKIE_SECURE": "0",
         "SECURE_HSTS_SECONDS": "0",
-        "CONN_MAX_AGE": os.environ.get("CONN_MAX_AGE", "60"),
         "LOG_LEVEL": "ERROR",
     }
 

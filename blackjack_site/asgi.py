@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels (same-origin only)."""
+"""ASGI entry point: HTTP through Django, websockets through Channels (same origin only: scheme, host and
+port; `blackjack_site.middleware.same_origin`)."""
 
 import os
 
@@ -9,15 +10,15 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from blackjack_site.middleware import SameOriginValidator  # noqa: E402
 from blackjack_site.routing import websocket_urlpatterns  # noqa: E402
 from blackjack_site.serve import quiet_gc  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

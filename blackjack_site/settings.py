@@ -24,7 +24,8 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0")
     SECRET_KEY = "django-insecure-development-only-key-do-not-use-in-production"
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+# No `testserver` (Django's test client's host): the test runner adds it for the tests.
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -80,16 +81,28 @@ TEMPLATES = [
 
 # Databases: SQLite by default (IMMEDIATE transactions so writers serialise), PostgreSQL via DATABASE_URL.
 DATABASE_URL = env_str("DATABASE_URL")
+if env_int("CONN_MAX_AGE", 0) != 0:
+    # Under ASGI every request and websocket may run on a fresh thread, and a kept connection stays with its
+    # thread: connections pile up until PostgreSQL refuses more. PostgreSQL connections come from a pool.
+    raise ImproperlyConfigured("CONN_MAX_AGE must be 0; size the connection pool with DB_POOL_MAX_SIZE")
+#: PostgreSQL connections one server process holds at most (Django's psycopg pool). A request or websocket
+#: message borrows one for its work and gives it back; one that finds them all busy waits up to
+#: DB_POOL_TIMEOUT seconds, then fails (HTTP 500, or `unavailable` on a websocket).
+DB_POOL_MIN_SIZE = max(1, env_int("DB_POOL_MIN_SIZE", 2))
+DB_POOL_MAX_SIZE = max(DB_POOL_MIN_SIZE, env_int("DB_POOL_MAX_SIZE", 10))
+DB_POOL_TIMEOUT = max(1, env_int("DB_POOL_TIMEOUT", 10))
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("CONN_MAX_AGE", 0))}
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # Parameters bound by the server, and every statement run twice on a connection prepared: PostgreSQL
         # then parses and plans the hot statements of an action once per connection, not on every run (its
-        # CPU an action halved in benchmarks/action_cost.py). `blackjack_site.prepared` pipelines statements
-        # to send several in one round trip. No transaction-pooling proxy (PgBouncer) may sit in between.
+        # CPU an action halved in benchmarks/action_cost.py). Pooled connections keep their prepared
+        # statements. `blackjack_site.prepared` pipelines statements to send several in one round trip. No
+        # transaction-pooling proxy (PgBouncer in transaction mode) may sit in between.
         DATABASES["default"]["OPTIONS"] = {
             "server_side_binding": True,
             "prepare_threshold": 2,
+            "pool": {"min_size": DB_POOL_MIN_SIZE, "max_size": DB_POOL_MAX_SIZE, "timeout": DB_POOL_TIMEOUT},
             **DATABASES["default"].get("OPTIONS", {}),
         }
 else:
@@ -110,8 +123,9 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Threads that run a server process's websocket work on the database (tables.consumers.on_database). With
-# PostgreSQL, two: actions at different tables run side by side on their own connections, so one's waits on
-# the database overlap the other's work. SQLite serialises its writers anyway: one, Django's own.
+# PostgreSQL, two: actions at different tables run side by side, each on a connection borrowed from the pool
+# for that call, so one's waits on the database overlap the other's work. SQLite serialises its writers
+# anyway: one, Django's own.
 DATABASE_THREADS = max(1, env_int("DATABASE_THREADS", 2 if DATABASE_URL else 1))
 
 # Presence heartbeat: every server's clock vouches for its open table websockets this often, and drops the
@@ -125,13 +139,15 @@ REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels-redis with a pool that waits when its connections are all busy (redis-py 8's raises).
+            "BACKEND": "blackjack_site.channel_layer.RedisChannelLayer",
             # redis-py 8 reads with a 5 s socket timeout by default, which ends channels-redis's 5 s blocking
             # pop on every idle consumer: wait longer than the pop, but not forever (a dead peer is noticed).
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 15}],
                 "capacity": 200,
                 "expiry": 30,
+                "pool_max_size": env_int("REDIS_POOL_MAX_SIZE", 50),
             },
         }
     }

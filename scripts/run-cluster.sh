@@ -7,7 +7,9 @@
 # Environment (defaults in brackets):
 #   DATABASE_URL  [postgres://postgres@127.0.0.1:5432/blackjack_cluster]  created if it does not exist
 #   REDIS_URL     [redis://127.0.0.1:6379/2]
+#   DB_POOL_MAX_SIZE [10]: PostgreSQL connections per process, at most (Django's psycopg pool)
 #   HOST [127.0.0.1]  PORT [8001]: process k listens on PORT+k-1
+#   BEHIND_PROXY [0]: 1 passes Daphne --proxy-headers, for a proxy that overwrites X-Forwarded-For
 #   CLUSTER_DEBUG [0]: 1 runs with DEBUG on (no collectstatic, no SECRET_KEY needed; slower: every query is
 #                 kept in memory). With 0 a SECRET_KEY is generated once into .venv/cluster-secret-key unless given,
 #                 static files are collected, and the HTTPS-only settings are switched off, since this local
@@ -26,7 +28,7 @@ host="${HOST:-127.0.0.1}"
 base_port="${PORT:-8001}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/blackjack_cluster}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/2}"
-export CONN_MAX_AGE="${CONN_MAX_AGE:-60}"  # keep database connections between messages
+export DB_POOL_MAX_SIZE="${DB_POOL_MAX_SIZE:-10}"  # PostgreSQL connections per process, at most
 export LOG_LEVEL="${LOG_LEVEL:-WARNING}"
 
 if [ "${CLUSTER_DEBUG:-0}" = 1 ]; then
@@ -68,14 +70,16 @@ esac
 
 # The environment of the servers, for the tools that must share it (manage.py loadtest, audit_ledger):
 #   set -a; . .venv/cluster.env; set +a
-env | grep -E '^(DEBUG|SECRET_KEY|DATABASE_URL|REDIS_URL|CONN_MAX_AGE|SECURE_SSL_REDIRECT|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SECURE_HSTS_SECONDS)=' \
+env | grep -E '^(DEBUG|SECRET_KEY|DATABASE_URL|REDIS_URL|DB_POOL_MAX_SIZE|SECURE_SSL_REDIRECT|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SECURE_HSTS_SECONDS)=' \
     | sed "s/=\(.*\)/='\1'/" > .venv/cluster.env
 
 "$PY" manage.py migrate --noinput
 "$PY" manage.py seed_demo
 [ "$DEBUG" = 1 ] || "$PY" manage.py collectstatic --noinput -v 0
 
-# Client addresses from X-Forwarded-For only behind a proxy that sets it (log-in throttling counts per address).
+# Client addresses from X-Forwarded-For only behind a proxy that overwrites it (log-in throttling counts per
+# address; a header a client sent itself would let it pick its own). No --websocket-max-message-size: it caps
+# what the server sends too; the consumers cap what clients send.
 proxy_flags=()
 [ "${BEHIND_PROXY:-0}" = 1 ] && proxy_flags=(--proxy-headers)
 
@@ -89,7 +93,7 @@ trap stop INT TERM EXIT
 
 for k in $(seq 1 "$count"); do
     port=$((base_port + k - 1))
-    .venv/bin/python -m blackjack_site.serve -b "$host" -p "$port" --websocket-max-message-size 16384 "${proxy_flags[@]}" \
+    .venv/bin/python -m blackjack_site.serve -b "$host" -p "$port" "${proxy_flags[@]}" \
         blackjack_site.asgi:application &
     pids+=("$!")
     echo "process $k: http://$host:$port (pid $!)"

@@ -36,14 +36,23 @@ from channels.consumer import get_handler_name
 from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.core.cache import cache
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 from django.utils.functional import LazyObject, empty
 
+from accounts import sockets
 from tables import broadcast, fanout, liveness, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
-from tables.protocol import NOT_AUTHENTICATED, RATE_LIMITED, ProtocolError, parse_message
+from tables.protocol import (
+    BAD_MESSAGE,
+    MAX_FRAME_BYTES,
+    NOT_AUTHENTICATED,
+    RATE_LIMITED,
+    ProtocolError,
+    parse_message,
+)
 from tables.rendering import LIVE_TEMPLATE, live_html
 from tables.viewmodel import (
     TableUnavailable,
@@ -53,18 +62,31 @@ from tables.viewmodel import (
     cached_viewer_view,
     chat_entry,
     forget_table_views,
+    lobby_page,
     recent_chat,
     viewer_view,
     visible_table,
 )
 
 LOBBY_TEMPLATE = "tables/partials/lobby_rows.html"
-#: WebSocket close code for a policy violation (RFC 6455).
-POLICY_VIOLATION = 1008
-#: WebSocket close code for a server error (RFC 6455).
-INTERNAL_ERROR = 1011
+# Close codes. Daphne's websocket library sends only 1000 and 3000-4999 from an application (1008 or 1011
+# would raise inside the handler and skip its clean-up), so the RFC 6455 meanings get 4000 + their number.
+#: Flooding: the policy-violation close.
+POLICY_VIOLATION = 4008
+#: A frame larger than `MAX_OPEN_FRAME_BYTES`: the message-too-big close.
+FRAME_TOO_LARGE = 4009
+#: The server failed to handle a frame or a broadcast: reconnect.
+INTERNAL_ERROR = 4011
+#: Frames up to `MAX_FRAME_BYTES` are read; larger ones up to this size are refused as `bad_message` and the
+#: connection stays open; larger still (Daphne accepts up to 1 MiB) closes it: no client of the protocol
+#: sends one.
+MAX_OPEN_FRAME_BYTES = 16384
 #: Frames waiting for the worker beyond this many are refused as `rate_limited` (a second's worth).
 MAX_PENDING_FRAMES = 20
+#: Chat lines one user may post in a window of CHAT_WINDOW_SECONDS, over all their connections and (with
+#: Redis) all server processes.
+CHAT_LINES = 5
+CHAT_WINDOW_SECONDS = 5
 #: Error code when the database cannot be reached: the action was not applied and may be retried.
 UNAVAILABLE = "unavailable"
 
@@ -100,6 +122,18 @@ class FloodGuard:
         return self.LIMITED if recent > self.limit else self.OK
 
 
+def chat_allowed(user_id: int, *, now: float) -> bool:
+    """Count one chat line of the user; False beyond CHAT_LINES in the current window. The counter is in the
+    cache (Redis when REDIS_URL is set), so ten sockets of one user share one limit."""
+    key = f"chat-lines:{user_id}:{int(now // CHAT_WINDOW_SECONDS)}"
+    cache.add(key, 0, timeout=2 * CHAT_WINDOW_SECONDS)
+    try:
+        return cache.incr(key) <= CHAT_LINES
+    except ValueError:  # the counter expired between add and incr: a new window
+        cache.add(key, 1, timeout=2 * CHAT_WINDOW_SECONDS)
+        return True
+
+
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -124,12 +158,33 @@ def on_database(function):
 _reading: dict[tuple[int, int | None], asyncio.Future] = {}
 
 
+def _frame_size(text_data: str | None, bytes_data: bytes | None) -> int:
+    """A frame's size in bytes (text as UTF-8; unpaired surrogates, which the parser refuses, count too)."""
+    if text_data is not None:
+        return len(text_data.encode("utf-8", "surrogatepass"))
+    return len(bytes_data or b"")
+
+
 def _query(scope) -> dict[str, str]:
     pairs = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     return {key: values[-1] for key, values in pairs.items()}
 
 
 class _Consumer(AsyncWebsocketConsumer):
+    async def websocket_connect(self, message):
+        """Join the group that closes this socket when its session ends (`accounts.sockets`) before anything
+        else, so that the end of a session cannot slip between the check of the session and the join."""
+        user = _unwrapped(self.scope.get("user"))
+        if user is not None and user.is_authenticated:
+            self.groups = [sockets.user_group(user.pk)]
+            self.session_id = sockets.session_id(getattr(self.scope.get("session"), "session_key", None))
+        await super().websocket_connect(message)
+
+    async def session_ended(self, event):
+        """The user logged out, changed their password or was suspended: close (`accounts.sockets`)."""
+        if sockets.ended_for(event, getattr(self, "session_id", None)):
+            await self.close(code=sockets.SESSION_ENDED)
+
     async def send(self, text_data=None, bytes_data=None, close=False):
         """Send a frame; one to a client that has just closed its connection is dropped. The server (Daphne)
         learns of a close a moment before it tells the consumer (`disconnect` follows), and a view sent in
@@ -181,23 +236,37 @@ class TableConsumer(_Consumer):
             self.mailbox.close()
             raise
         self.joined = True
-        await self.accept()
-        await on_database(self._note_presence)(True)
-        if self.user.is_authenticated:
-            liveness.opened(self)
-        await self.send_view(force=True)
+        try:
+            await self.accept()
+            await on_database(self._note_presence)(True)
+            if self.user.is_authenticated:
+                liveness.opened(self)
+            await self.send_view(force=True)
+        except Exception:
+            logger.exception("table %s: a connection could not be set up", self.table_id)
+            await self._leave()
+            await self.close(code=INTERNAL_ERROR)
+            return
         self.mailbox.start()
         self.worker = asyncio.create_task(self._work())
 
     async def disconnect(self, code):
         if self.worker is not None:
             self.worker.cancel()
+        await self._leave()
+
+    async def _leave(self) -> None:
+        """Leave the table's broadcasts and record the connection gone, once, whatever fails on the way: a
+        player whose clean-up did not run would count as connected for good."""
         if not self.joined:
             return
+        self.joined = False
         self.mailbox.close()
-        await fanout.leave(self.group, self.mailbox)
-        liveness.closed(self)
-        await on_database(self._note_presence)(False)
+        try:
+            await fanout.leave(self.group, self.mailbox)
+        finally:
+            liveness.closed(self)
+            await on_database(self._note_presence)(False)
 
     async def _failed(self) -> None:
         """A broadcast could not be handled (the database is down, say): close, the client reconnects."""
@@ -230,6 +299,14 @@ class TableConsumer(_Consumer):
         verdict = self.flood.hit(time.monotonic())
         if verdict == FloodGuard.CLOSE:
             await self.close(code=POLICY_VIOLATION)
+            return
+        if _frame_size(text_data, bytes_data) > MAX_OPEN_FRAME_BYTES:
+            await self.send_error(
+                BAD_MESSAGE,
+                f"message too large (over {MAX_OPEN_FRAME_BYTES} bytes; the limit is {MAX_FRAME_BYTES}); "
+                "closing the connection",
+            )
+            await self.close(code=FRAME_TOO_LARGE)
             return
         if verdict == FloodGuard.LIMITED or self.inbox.qsize() >= MAX_PENDING_FRAMES:
             await self.send_error(RATE_LIMITED, "Too many messages: at most 20 a second.")
@@ -279,6 +356,11 @@ class TableConsumer(_Consumer):
         thread (usually the first build of that version in this process, which the other viewers then find
         kept); None for a chat line, which changes no version."""
         if action["action"] == "chat":
+            if not chat_allowed(self.user.pk, now=time.time()):
+                raise services.ActionRefused(
+                    RATE_LIMITED,
+                    f"Too many chat lines: at most {CHAT_LINES} every {CHAT_WINDOW_SECONDS} seconds.",
+                )
             services.post_chat(table_id=self.table_id, user=self.user, text=action["text"])
             return None
         with broadcast.held():
@@ -382,10 +464,13 @@ class TableConsumer(_Consumer):
 
 
 class LobbyConsumer(_Consumer):
-    """Streams the list of public open tables: on connect and after every `lobby.changed`."""
+    """Streams one page of the list of public open tables (`?page=N`, the first by default): on connect and
+    after every `lobby.changed`."""
 
     async def connect(self):
-        self.json_format = _query(self.scope).get("format") == "json"
+        query = _query(self.scope)
+        self.json_format = query.get("format") == "json"
+        self.page = lobby_page(query.get("page"))
         register_loop(asyncio.get_running_loop())
         self.mailbox = fanout.Mailbox(self.dispatch, failed=self._failed)
         try:
@@ -398,9 +483,11 @@ class LobbyConsumer(_Consumer):
         self.mailbox.start()
 
     async def disconnect(self, code):
-        if hasattr(self, "mailbox"):
-            self.mailbox.close()
-            await fanout.leave(LOBBY_GROUP, self.mailbox)
+        mailbox = getattr(self, "mailbox", None)
+        if mailbox is not None:
+            self.mailbox = None
+            mailbox.close()
+            await fanout.leave(LOBBY_GROUP, mailbox)
 
     async def _failed(self) -> None:
         await self.close(code=INTERNAL_ERROR)
@@ -419,7 +506,7 @@ class LobbyConsumer(_Consumer):
         await self.send(text_data=await on_database(self._render)())
 
     def _render(self) -> str:
-        view = build_lobby_view()
+        view = build_lobby_view(page=self.page)
         if self.json_format:
             return json.dumps(view)
         return render_to_string(

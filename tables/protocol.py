@@ -12,7 +12,7 @@ the input. Every result has the keys `action` and `v` plus, per action:
 | `insurance`, `even_money` | `accept` (bool), `seat` (int 1-7 or None: every seat of yours with the offer) |
 | `hit`, `stand`, `double`, `split`, `surrender` | `seat` (int 1-7 or None), `hand` (int 0-3 or None) |
 | `surrender` | also `accept` (bool or None): answers early surrender in the insurance window |
-| `chat` | `text` (str, stripped, 1-300 characters) |
+| `chat` | `text` (str, invisible format characters removed, stripped, 1-300 bytes of UTF-8) |
 
 Two formats share the same fields. JSON clients (`?format=json`) must send real JSON types: a string where an
 int belongs is `bad_message` (or `bad_amount` for the amount), and unknown fields are refused so that a typo
@@ -26,6 +26,7 @@ import json
 import unicodedata
 from typing import Any
 
+from accounts.names import strip_invisible
 from tables.engine.shoe import MAX_PLAYER_SEED, is_player_seed
 
 #: The largest frame the server reads, in bytes of UTF-8.
@@ -34,7 +35,9 @@ MAX_FRAME_BYTES = 4096
 MAX_AMOUNT = 10**12
 #: Versions are database integers.
 MAX_VERSION = 2**63 - 1
-MAX_CHAT_CHARS = 300
+#: A chat line's size in bytes of UTF-8 (not characters: 300 "€" are 900 bytes), so that the 30 lines a table
+#: view lists stay small in any script.
+MAX_CHAT_BYTES = 300
 MIN_SEAT, MAX_SEAT = 1, 7
 MIN_HAND, MAX_HAND = 0, 3
 
@@ -170,15 +173,17 @@ def _accept(value: Any, html: bool) -> bool:
 def _text(value: Any, html: bool) -> str:
     if not isinstance(value, str):
         raise ProtocolError(BAD_MESSAGE, f"'text' must be a string, not {_show(value)}")
-    text = value.strip()
+    # Bidi overrides and zero-width characters would make a line display otherwise than it reads.
+    text = strip_invisible(value).strip()
     if not text:
         raise ProtocolError(BAD_MESSAGE, "the chat message is empty")
-    if len(text) > MAX_CHAT_CHARS:
-        raise ProtocolError(
-            BAD_MESSAGE, f"the chat message is too long ({len(text)} > {MAX_CHAT_CHARS} characters)"
-        )
     if any(unicodedata.category(char) in _FORBIDDEN_CATEGORIES for char in text):
         raise ProtocolError(BAD_MESSAGE, "the chat message contains control characters")
+    size = len(text.encode("utf-8"))
+    if size > MAX_CHAT_BYTES:
+        raise ProtocolError(
+            BAD_MESSAGE, f"the chat message is too long ({size} > {MAX_CHAT_BYTES} bytes of UTF-8)"
+        )
     return text
 
 

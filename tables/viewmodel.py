@@ -52,6 +52,8 @@ logger = logging.getLogger(__name__)
 
 EVENTS_SHOWN = 30
 CHAT_SHOWN = 30
+#: Tables one lobby message lists (a page): the lobby stays a few KiB however many tables are open.
+LOBBY_PAGE_SIZE = 20
 # The view's table lists that a JSON client may go without (`?format=json&log=off`): about half of a state's
 # bytes, which a bot that only plays never reads (chat lines also arrive as `chat` messages of their own).
 LOG_LISTS = ("events", "chat")
@@ -508,13 +510,25 @@ def chat_entry(message: ChatMessage) -> dict[str, Any]:
     }
 
 
-def build_lobby_view() -> dict[str, Any]:
-    """The lobby message: public open tables with their seat counts, phase and rules."""
+def lobby_page(value: str | None) -> int:
+    """The lobby page a query asks for (`?page=N`): 1 unless N is a small whole number."""
+    if value and value.isascii() and value.isdigit() and len(value) <= 6:
+        return int(value)
+    return 1
+
+
+def build_lobby_view(*, page: int = 1) -> dict[str, Any]:
+    """The lobby message: one page (`LOBBY_PAGE_SIZE`, in id order) of the public open tables with their seat
+    counts, phase and rules; `page` beyond the last is the last."""
+    public = Table.objects.filter(is_open=True, is_private=False)
+    total = public.count()
+    pages = max(1, -(-total // LOBBY_PAGE_SIZE))
+    page = min(max(1, page), pages)
+    first = (page - 1) * LOBBY_PAGE_SIZE
     tables = (
-        Table.objects.filter(is_open=True, is_private=False)
-        .select_related("preset")
+        public.select_related("preset")
         .annotate(taken=Count("seat_set", filter=Q(seat_set__user__isnull=False)))
-        .order_by("id")
+        .order_by("id")[first : first + LOBBY_PAGE_SIZE]
     )
     rows = []
     for table in tables:
@@ -533,7 +547,7 @@ def build_lobby_view() -> dict[str, Any]:
                 "preset": table.preset.name,
             }
         )
-    return {"type": "lobby", "tables": rows}
+    return {"type": "lobby", "tables": rows, "page": page, "pages": pages, "total": total}
 
 
 # --- pieces ---------------------------------------------------------------------------------------------

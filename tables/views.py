@@ -5,7 +5,9 @@ The live parts of the lobby and table pages are rendered by the same partials th
 """
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,16 +19,19 @@ from tables.engine.rules import RuleSet
 from tables.engine.strategy import basic_strategy
 from tables.forms import OpenTableForm
 from tables.models import Table
-from tables.viewmodel import TableUnavailable, build_lobby_view, build_table_view, visible_table
+from tables.viewmodel import TableUnavailable, build_lobby_view, build_table_view, lobby_page, visible_table
 
 #: Session key: {table id (str): private token} of the private tables this browser was invited to.
 PRIVATE_TOKENS_SESSION_KEY = "private_table_tokens"
 #: How often "Sit" from the lobby tries again when another player takes the seat first.
 SIT_ATTEMPTS = 3
+#: Open tables a player (not staff) may have opened: one person cannot fill the lobby.
+MAX_OPEN_TABLES_PER_PLAYER = 3
 
 
 def lobby(request):
-    return render(request, "tables/lobby.html", {"lobby": build_lobby_view()})
+    view = build_lobby_view(page=lobby_page(request.GET.get("page")))
+    return render(request, "tables/lobby.html", {"lobby": view})
 
 
 def _private_token(request, table_id: int) -> str | None:
@@ -98,19 +103,35 @@ def open_table(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            created = services.open_table(
-                user=request.user,
-                name=data["name"],
-                preset=data["preset"],
-                min_bet=data["min_bet"],
-                max_bet=data["max_bet"],
-                private=data["private"],
-            )
+            with transaction.atomic():
+                _check_open_tables_cap(request.user)
+                created = services.open_table(
+                    user=request.user,
+                    name=data["name"],
+                    preset=data["preset"],
+                    min_bet=data["min_bet"],
+                    max_bet=data["max_bet"],
+                    private=data["private"],
+                )
         except services.ActionRefused as refusal:
             form.add_error(None, refusal.message)
         else:
             return redirect("table", table_id=created.pk)
     return render(request, "tables/open_table.html", {"form": form})
+
+
+def _check_open_tables_cap(user) -> None:
+    """Refuse a player who already has `MAX_OPEN_TABLES_PER_PLAYER` open tables. The user's row is locked
+    first (PostgreSQL; SQLite's writers queue anyway), so two requests at once cannot both pass the count."""
+    if user.is_staff:
+        return
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    if Table.objects.filter(created_by=user, is_open=True).count() >= MAX_OPEN_TABLES_PER_PLAYER:
+        raise services.ActionRefused(
+            "too_many_tables",
+            f"You already have {MAX_OPEN_TABLES_PER_PLAYER} open tables, the most a player may open. "
+            "Play at one of them, or ask staff to close one.",
+        )
 
 
 def join_private(request, token: str):

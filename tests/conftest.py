@@ -87,9 +87,8 @@ def live_site(django_db_setup, django_db_blocker):
     Yields the base URL, e.g. "http://127.0.0.1:53211".
     """
     from daphne.testing import DaphneProcess
-    from django.db import connections
 
-    connections.close_all()
+    close_database_before_fork()
     process = DaphneProcess(
         host="127.0.0.1", get_application=_live_application, setup=_close_inherited_connections
     )
@@ -101,6 +100,17 @@ def live_site(django_db_setup, django_db_blocker):
     yield f"http://127.0.0.1:{process.port.value}"
     process.terminate()
     process.join(timeout=10)
+
+
+def close_database_before_fork() -> None:
+    """Close this process's database connections, and PostgreSQL's connection pool with its open
+    connections: a forked server would otherwise talk on the same sockets as this process."""
+    from django.db import connections
+
+    connections.close_all()
+    for conn in connections.all():
+        if conn.alias in getattr(conn, "_connection_pools", {}):
+            conn.close_pool()
 
 
 def _live_application():

@@ -13,7 +13,7 @@
 
   // htmx retries by itself after these close codes; other closes of a live page are retried here.
   var HTMX_RETRIES = [1006, 1011, 1012, 1013];
-  var POLICY_VIOLATION = 1008;
+  var POLICY_VIOLATION = 4008;  // tables.consumers.POLICY_VIOLATION (flooding)
   var MAX_RETRY_DELAY_MS = 30000;
   var URGENT_SECONDS = 5;
   var SHORTCUT_KEYS = ['h', 's', 'd', 'p', 'r'];

@@ -47,10 +47,12 @@ def test_failures_recorded_here_throttle_another_process(settings):
     ip = f"2001:db8::{uuid.uuid4().hex[:4]}"
     for _ in range(throttling.MAX_FAILURES):
         throttling.record_failure(ip=ip, username=username)
+    for n in range(throttling.MAX_FAILURES_PER_NETWORK - throttling.MAX_FAILURES):
+        throttling.record_failure(ip=ip, username=f"{username}-{n}")
     try:
         assert check_in_another_process(
             ("198.51.100.1", username), (ip, "someone-else"), ("198.51.100.1", "someone-else")
-        ) == ["username", "ip", "free"]
+        ) == ["free", "ip", "free"]
     finally:
-        for scope, value in (("ip", throttling._network(ip)), ("username", username)):
-            cache.delete_many(throttling._keys(scope, value))
+        cache.delete_many(throttling._keys("ip", throttling._network(ip)))
+        cache.delete_many(throttling._keys("username", throttling._pair(ip, username)))

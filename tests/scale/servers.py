@@ -2,7 +2,8 @@
 the test database (the name pytest-django gave it, passed as DATABASE_URL, or SQLITE_PATH on SQLite) and the
 given Redis; and a private redis-server for tests that restart Redis.
 
-Not a test module. The processes run the whole site as `make run-cluster` does, with the table clock on.
+Not a test module. The processes run the whole site as `make run-cluster` does (with Daphne's own options:
+no `--websocket-max-message-size`, which would cap what the server sends too), with the table clock on.
 """
 
 import os
@@ -21,8 +22,6 @@ from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 30.0
-#: As scripts/run-cluster.sh starts Daphne: websocket messages over 16 KiB end the connection.
-DAPHNE_OPTIONS = ["--websocket-max-message-size", "16384"]
 
 
 def free_port() -> int:
@@ -91,7 +90,6 @@ class Server:
                     "127.0.0.1",
                     "-p",
                     str(self.port),
-                    *DAPHNE_OPTIONS,
                     "blackjack_site.asgi:application",
                 ],
                 cwd=ROOT,

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
 from tables import services
+from tables.consumers import POLICY_VIOLATION
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import basic_strategy
 from tables.loadtest.bot import next_action
@@ -261,7 +262,7 @@ async def test_flood_is_closed_while_an_honest_player_plays_to_settlement(arena)
             continue
         except ConnectionClosed as end:
             closed = end.code
-    assert closed == 1008
+    assert closed == POLICY_VIOLATION
     await honest.close()
     report = await database_sync_to_async(audit_ledger)()
     assert report.ok, report.discrepancies

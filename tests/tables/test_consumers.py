@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 
 from accounts.audit import audit_ledger
 from tables import services
+from tables.consumers import POLICY_VIOLATION
 from tables.models import ChatMessage, Table
 from tests.tables.conftest import deal_cards
 from tests.tables.wsclient import CommunicatorClient, assert_oob_fragment, move, session_cookie
@@ -258,7 +259,7 @@ async def test_flooding_is_rate_limited_then_closed(table, alice, connect):
     assert await db(table_version, table) == a.version  # the sit was not applied
     for _ in range(60):
         await a.send("{}")
-    assert await a.closed_with() == 1008
+    assert await a.closed_with() == POLICY_VIOLATION
 
 
 async def test_a_flood_is_counted_on_arrival_even_when_the_server_is_slow(table, alice, connect, monkeypatch):

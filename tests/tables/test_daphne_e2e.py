@@ -11,6 +11,7 @@ from websockets.exceptions import InvalidStatus
 
 from accounts.audit import audit_ledger
 from tables.models import Table, TableEvent
+from tests.conftest import close_database_before_fork
 from tests.tables.wsclient import SocketClient, move, play_until, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -99,9 +100,8 @@ def _application():
 def clocked_site(transactional_db):
     """A second Daphne server on the test database whose deadline clock runs (live_site's does not)."""
     from daphne.testing import DaphneProcess
-    from django.db import connections
 
-    connections.close_all()
+    close_database_before_fork()
     process = DaphneProcess(host="127.0.0.1", get_application=_application, setup=_clock_on)
     process.start()
     if not process.ready.wait(timeout=20):

@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.resolvers import RoutePattern
 
+from accounts import throttling
 from tables import services
 from tables.engine.rules import PRESETS
 from tables.models import RulePreset, Table
@@ -223,19 +224,34 @@ def _attempt(username, password, ip):
 
 
 @pytest.mark.django_db
-def test_scripted_password_guessing_on_one_account_is_locked_out(player):
-    statuses = [_attempt(player.username, f"guess-{n}", _address()).status_code for n in range(30)]
-    assert statuses[:5] == [200] * 5  # five wrong passwords are checked and refused
-    assert set(statuses[5:]) == {429}  # then the account is locked, whatever the address
-    # The right password is refused during the cool-off too, from anywhere.
-    assert _attempt(player.username, PASSWORD, _address()).status_code == 429
+def test_a_stranger_cannot_lock_a_player_out(player):
+    """Failures from address A lock that account from A only: its owner logs in from address B."""
+    stranger = _address()
+    statuses = [_attempt(player.username, f"guess-{n}", stranger).status_code for n in range(30)]
+    assert statuses[: throttling.MAX_FAILURES] == [200] * throttling.MAX_FAILURES  # checked and refused
+    assert set(statuses[throttling.MAX_FAILURES :]) == {429}  # then that address is refused
+    assert _attempt(player.username, PASSWORD, stranger).status_code == 429  # even the right password
+    assert _attempt(player.username, PASSWORD, _address()).status_code == 302  # the owner, elsewhere
 
 
 @pytest.mark.django_db
 def test_scripted_guessing_from_one_address_is_locked_out(player):
     ip = _address()
-    statuses = [_attempt(f"victim{n}-{uuid.uuid4().hex[:6]}", "guess", ip).status_code for n in range(30)]
-    assert statuses[:5] == [200] * 5
-    assert set(statuses[5:]) == {429}
+    limit = throttling.MAX_FAILURES_PER_NETWORK
+    names = [f"victim{n}-{uuid.uuid4().hex[:6]}" for n in range(limit + 10)]
+    statuses = [_attempt(name, "guess", ip).status_code for name in names]
+    assert statuses[:limit] == [200] * limit
+    assert set(statuses[limit:]) == {429}
     assert _attempt(player.username, PASSWORD, ip).status_code == 429  # a real account, from that address
     assert _attempt(player.username, PASSWORD, _address()).status_code == 302  # elsewhere it logs in
+
+
+@pytest.mark.django_db
+def test_guessing_one_account_from_many_addresses_spares_the_owners_network(player):
+    home = _address()
+    assert _attempt(player.username, PASSWORD, home).status_code == 302  # the owner's usual network
+    limit = throttling.MAX_FAILURES_PER_ACCOUNT
+    statuses = [_attempt(player.username, f"guess-{n}", _address()).status_code for n in range(limit + 5)]
+    assert statuses[:limit] == [200] * limit
+    assert set(statuses[limit:]) == {429}  # new addresses are refused for this account now
+    assert _attempt(player.username, PASSWORD, home).status_code == 302  # its owner still gets in

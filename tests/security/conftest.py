@@ -1,0 +1,15 @@
+"""Fixtures of the security regression tests: the players and tables of the table tests, and real Daphne
+processes of the scale tests."""
+
+from tests.scale.conftest import servers  # noqa: F401
+from tests.tables.conftest import (  # noqa: F401
+    PASSWORD,
+    _fast_password_hashing,
+    act,
+    alice,
+    bob,
+    carol,
+    make_table,
+    make_user,
+    table,
+)
