@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 EVENTS_SHOWN = 30
 CHAT_SHOWN = 30
 #: Tables one lobby message lists (a page): the lobby stays a few KiB however many tables are open.
-LOBBY_PAGE_SIZE = 20
+LOBBY_PAGE_SIZE = 15
 # The view's table lists that a JSON client may go without (`?format=json&log=off`): about half of a state's
 # bytes, which a bot that only plays never reads (chat lines also arrive as `chat` messages of their own).
 LOG_LISTS = ("events", "chat")
