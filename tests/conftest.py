@@ -80,56 +80,19 @@ def _emptying_the_database_outlasts_a_deadlock():
 
 
 @pytest.fixture(scope="session")
-def live_site(django_db_setup, django_db_blocker):
-    """A real Daphne server (HTTP and websockets) in a child process, serving the test database.
+def live_site(django_db_setup):
+    """A real Daphne server (HTTP and websockets) in a child process, serving the test database and the static
+    files; its deadline clock is off, as in every other test.
 
     Tests that use it must commit their data (use `transactional_db`): the server runs in another process.
     Yields the base URL, e.g. "http://127.0.0.1:53211".
     """
-    from daphne.testing import DaphneProcess
-    from django.db import connections
+    from tests.daphne_server import start_daphne
 
-    connections.close_all()
-    process = DaphneProcess(
-        host="127.0.0.1", get_application=_live_application, setup=_close_inherited_connections
-    )
-    with django_db_blocker.unblock():  # the forked server inherits pytest-django's block otherwise
-        process.start()
-    if not process.ready.wait(timeout=20):
-        process.terminate()
-        raise RuntimeError("Daphne did not start")
+    process = start_daphne(static=True)
     yield f"http://127.0.0.1:{process.port.value}"
     process.terminate()
     process.join(timeout=10)
-
-
-def _live_application():
-    from channels.routing import get_default_application
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-
-    return ASGIStaticFilesHandler(get_default_application())
-
-
-def _close_inherited_connections():
-    from concurrent.futures import ThreadPoolExecutor
-
-    from asgiref.sync import SyncToAsync
-    from django.db import connections
-
-    for conn in connections.all(initialized_only=True):
-        conn.close()
-    # The fork copies asgiref's executor but not its worker thread (started by earlier async tests in this
-    # process): every database_sync_to_async call in the server's consumers would wait forever.
-    SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
-    # The same for the consumers' pool of database threads (PostgreSQL), and the event loop that earlier
-    # tests registered for broadcasts, which does not run in the child: the server registers its own.
-    from channels.layers import channel_layers
-
-    from tables import broadcast, consumers
-
-    consumers._pool = None
-    broadcast._loop = None
-    channel_layers.backends.clear()  # a Redis layer's connections belong to the parent's loops
 
 
 @pytest.fixture(scope="session")
