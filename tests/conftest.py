@@ -6,6 +6,18 @@ import time
 
 import pytest
 from django.db import connection
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
+# Hypothesis: "ci" (the default, and what `make test` and CI run) draws the same examples on every run, with
+# no time limit per example and no database of past failures, so a run's result depends on the code alone.
+# HYPOTHESIS_PROFILE=explore draws new examples each run and keeps the failures it finds in .hypothesis/ to
+# replay them first next time: run it to look for bugs, then pin what it finds with @example.
+hypothesis_settings.register_profile(
+    "ci", derandomize=True, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.register_profile("explore", derandomize=False, deadline=None, print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -27,8 +39,10 @@ def _fresh_shared_views():
     forget_shared_views()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Browser tests run last: Playwright's sync API leaves an event loop running behind it."""
+    """Browser tests run last: Playwright's sync API leaves an event loop running behind it. After every other
+    plugin's reordering (pytest-randomly's shuffle, pytest-django's grouping), so nothing moves them back."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
     on_postgres = connection.vendor == "postgresql"
     has_redis = bool(os.environ.get("REDIS_URL"))
