@@ -32,11 +32,15 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(autouse=True)
 def _fresh_shared_views():
-    """Each test starts with no table views kept in the process: test databases reuse table ids and
-    versions, which in production name one table state for good."""
-    from tables.viewmodel import forget_shared_views
+    """Each test starts with nothing kept in the process about tables: test databases reuse table ids and
+    versions, which in production name one table state for good. That is the kept views and the newest chat
+    line heard of per table id: left over from an earlier test's chat at a table with the same id, it made
+    this process refuse every shared part announced without that line (`viewmodel.adopt_shared`)."""
+    from tables import viewmodel
 
-    forget_shared_views()
+    viewmodel.forget_shared_views()
+    with viewmodel._shared_lock:
+        viewmodel._chat_seen.clear()
 
 
 @pytest.hookimpl(trylast=True)
