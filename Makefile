@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-services lint format clean run-cluster
+.PHONY: run test test-slow test-services coverage lint format clean run-cluster
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $$(sh scripts/find-python.sh) -m venv $(VENV)
@@ -19,13 +19,22 @@ run: $(STAMP)
 	$(PY) manage.py seed_demo
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-## make test: the whole suite on the embedded default (SQLite); PostgreSQL/Redis tests skip without their URLs
+## make test: the fast suite on the embedded default (SQLite), in random order; slow tests are left out and
+## PostgreSQL/Redis tests skip without their URLs
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## make test-slow: only the slow tests (statistics, benchmark-like runs, long browser sessions)
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 ## make test-services: only the tests that need real PostgreSQL and Redis (set DATABASE_URL and REDIS_URL)
 test-services: $(STAMP)
 	$(PY) -m pytest -m "postgres or redis" --create-db $(PYTEST_ARGS)
+
+## make coverage: the fast and the slow tests with branch coverage, then its summary (the test process only)
+coverage: $(STAMP)
+	$(PY) -m pytest -m "" --cov --cov-report=term $(PYTEST_ARGS)
 
 ## make run-cluster N=2: N Daphne processes on ports 8001.. sharing PostgreSQL and Redis (docs/deployment.md)
 run-cluster: $(STAMP)

@@ -6,6 +6,18 @@ import time
 
 import pytest
 from django.db import connection
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+
+# Hypothesis: "ci" (the default, and what `make test` and CI run) draws the same examples on every run, with
+# no time limit per example and no database of past failures, so a run's result depends on the code alone.
+# HYPOTHESIS_PROFILE=explore draws new examples each run and keeps the failures it finds in .hypothesis/ to
+# replay them first next time: run it to look for bugs, then pin what it finds with @example.
+hypothesis_settings.register_profile(
+    "ci", derandomize=True, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.register_profile("explore", derandomize=False, deadline=None, print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -20,15 +32,21 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(autouse=True)
 def _fresh_shared_views():
-    """Each test starts with no table views kept in the process: test databases reuse table ids and
-    versions, which in production name one table state for good."""
-    from tables.viewmodel import forget_shared_views
+    """Each test starts with nothing kept in the process about tables: test databases reuse table ids and
+    versions, which in production name one table state for good. That is the kept views and the newest chat
+    line heard of per table id: left over from an earlier test's chat at a table with the same id, it made
+    this process refuse every shared part announced without that line (`viewmodel.adopt_shared`)."""
+    from tables import viewmodel
 
-    forget_shared_views()
+    viewmodel.forget_shared_views()
+    with viewmodel._shared_lock:
+        viewmodel._chat_seen.clear()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Browser tests run last: Playwright's sync API leaves an event loop running behind it."""
+    """Browser tests run last: Playwright's sync API leaves an event loop running behind it. After every other
+    plugin's reordering (pytest-randomly's shuffle, pytest-django's grouping), so nothing moves them back."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
     on_postgres = connection.vendor == "postgresql"
     has_redis = bool(os.environ.get("REDIS_URL"))
@@ -80,66 +98,19 @@ def _emptying_the_database_outlasts_a_deadlock():
 
 
 @pytest.fixture(scope="session")
-def live_site(django_db_setup, django_db_blocker):
-    """A real Daphne server (HTTP and websockets) in a child process, serving the test database.
+def live_site(django_db_setup):
+    """A real Daphne server (HTTP and websockets) in a child process, serving the test database and the static
+    files; its deadline clock is off, as in every other test.
 
     Tests that use it must commit their data (use `transactional_db`): the server runs in another process.
     Yields the base URL, e.g. "http://127.0.0.1:53211".
     """
-    from daphne.testing import DaphneProcess
+    from tests.daphne_server import start_daphne
 
-    close_database_before_fork()
-    process = DaphneProcess(
-        host="127.0.0.1", get_application=_live_application, setup=_close_inherited_connections
-    )
-    with django_db_blocker.unblock():  # the forked server inherits pytest-django's block otherwise
-        process.start()
-    if not process.ready.wait(timeout=20):
-        process.terminate()
-        raise RuntimeError("Daphne did not start")
+    process = start_daphne(static=True)
     yield f"http://127.0.0.1:{process.port.value}"
     process.terminate()
     process.join(timeout=10)
-
-
-def close_database_before_fork() -> None:
-    """Close this process's database connections, and PostgreSQL's connection pool with its open
-    connections: a forked server would otherwise talk on the same sockets as this process."""
-    from django.db import connections
-
-    connections.close_all()
-    for conn in connections.all():
-        if conn.alias in getattr(conn, "_connection_pools", {}):
-            conn.close_pool()
-
-
-def _live_application():
-    from channels.routing import get_default_application
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-
-    return ASGIStaticFilesHandler(get_default_application())
-
-
-def _close_inherited_connections():
-    from concurrent.futures import ThreadPoolExecutor
-
-    from asgiref.sync import SyncToAsync
-    from django.db import connections
-
-    for conn in connections.all(initialized_only=True):
-        conn.close()
-    # The fork copies asgiref's executor but not its worker thread (started by earlier async tests in this
-    # process): every database_sync_to_async call in the server's consumers would wait forever.
-    SyncToAsync.single_thread_executor = ThreadPoolExecutor(max_workers=1)
-    # The same for the consumers' pool of database threads (PostgreSQL), and the event loop that earlier
-    # tests registered for broadcasts, which does not run in the child: the server registers its own.
-    from channels.layers import channel_layers
-
-    from tables import broadcast, consumers
-
-    consumers._pool = None
-    broadcast._loop = None
-    channel_layers.backends.clear()  # a Redis layer's connections belong to the parent's loops
 
 
 @pytest.fixture(scope="session")

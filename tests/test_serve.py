@@ -68,16 +68,3 @@ def test_a_served_process_runs_twisted_on_uvloop():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip().startswith("uvloop")
-
-
-def test_quiet_gc_freezes_what_is_loaded_and_raises_the_thresholds():
-    import gc
-
-    previous = gc.get_threshold()
-    try:
-        serve.quiet_gc()
-        assert gc.get_threshold() == serve.GC_THRESHOLDS
-        assert gc.get_freeze_count() > 10_000  # the modules, classes and functions loaded so far
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*previous)

@@ -37,6 +37,7 @@ def open_page(browser, live_site):
         context.close()
 
 
+@pytest.mark.slow
 def test_staff_change_limits_and_the_lobby_shows_them_live(transactional_db, open_page, tmp_path):
     staff = get_user_model().objects.create_user(
         "pitboss", password=PASSWORD, is_staff=True, is_superuser=True

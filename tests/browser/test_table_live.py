@@ -40,6 +40,7 @@ def split_and_double(order):
     )
 
 
+@pytest.mark.slow
 def test_two_players_and_a_spectator_play_a_round(transactional_db, open_page, tmp_path):
     alice, bob = make_player("alice", "Alice", "crown"), make_player("bob", "Bob", "moon")
     table = open_live_table("Split and double")
@@ -181,6 +182,7 @@ def _tab_to(page, selector, limit=80):
     raise AssertionError(f"Tab never reached {selector}")
 
 
+@pytest.mark.slow
 def test_many_rounds_in_a_row_keep_every_control_sending(transactional_db, open_page):
     erin = make_player("erin", "Erin")
     table = open_live_table("Marathon", preset="Single deck 6:5")
@@ -220,6 +222,7 @@ def test_many_rounds_in_a_row_keep_every_control_sending(transactional_db, open_
     assert int(version(page)) == Table.objects.get(pk=table.pk).version
 
 
+@pytest.mark.slow
 def test_phone_screen_has_no_sideways_scroll_and_big_buttons(transactional_db, open_page, tmp_path):
     frank, gina = make_player("frank", "Frank"), make_player("gina", "Gina Longname-Example", "star")
     table = open_live_table("Pocket table")
@@ -273,6 +276,7 @@ def test_phone_screen_has_no_sideways_scroll_and_big_buttons(transactional_db, o
     expect(page.locator("#flash")).to_be_empty()
 
 
+@pytest.mark.slow
 def test_reconnect_restores_the_exact_table(transactional_db, open_page):
     hana, ivan = make_player("hana", "Hana"), make_player("ivan", "Ivan")
     table = open_live_table("Flaky wifi")
@@ -329,6 +333,7 @@ def version_of(table) -> int:
     return Table.objects.values_list("version", flat=True).get(pk=table.pk)
 
 
+@pytest.mark.slow
 def test_a_player_stood_up_for_missed_rounds_is_told_why(transactional_db, open_page):
     kim, lee = make_player("kim", "Kim"), make_player("lee", "Lee")
     table = open_live_table("Idle table")

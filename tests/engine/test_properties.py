@@ -4,6 +4,7 @@ import json
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -152,6 +153,7 @@ def check_invariants(state: RoundState) -> None:
     assert sum(seat.stake - seat.returned for seat in state.seats.values()) == house
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     fields=rule_fields,

@@ -35,6 +35,7 @@ def current_round(table_id: int) -> Round:
     return Round.objects.get(pk=Table.objects.get(pk=table_id).current_round_id)
 
 
+@pytest.mark.slow
 def test_sigkill_mid_round_then_restart_resumes_the_round(servers):
     server = servers()
     fixture = prepare(run_id="kill", tables=1, players=2)

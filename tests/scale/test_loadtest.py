@@ -335,6 +335,7 @@ def test_the_think_time_reaches_the_bots_and_the_results(monkeypatch, tmp_path, 
     assert '"think_ms": 0' in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("think", [0, 50])
 def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, capsys, think):
     server = servers()

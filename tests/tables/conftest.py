@@ -11,6 +11,8 @@
 - `at(seconds)`: an aware datetime `seconds` from now, for `services.expire_due(now=...)`.
 """
 
+import random
+import secrets
 from collections import Counter
 from datetime import timedelta
 
@@ -118,6 +120,21 @@ def scripted_shoe(monkeypatch):
         scripts[table.pk] = list(cards)
 
     return script
+
+
+@pytest.fixture
+def seeded_shoes(monkeypatch):
+    """`seeded_shoes(rng)`: for the rest of the test, the shoes' server seeds (a table draws its next one when
+    it is created) and the client seeds of players who sit without their own come from `rng`, a
+    `random.Random`, instead of the system's randomness: a test that plays random rounds replays exactly
+    from its seed. Both are drawn with `secrets.token_hex`, which none of the site's libraries calls."""
+
+    def seed(rng: random.Random) -> None:
+        monkeypatch.setattr(
+            secrets, "token_hex", lambda nbytes=32: f"{rng.getrandbits(8 * nbytes):0{2 * nbytes}x}"
+        )
+
+    return seed
 
 
 @pytest.fixture

@@ -445,7 +445,7 @@ async def test_lobby_html_is_one_out_of_band_fragment(make_table, alice):
     assert "<b>Bold</b>" not in fragment
 
 
-def test_the_consumer_keeps_the_user_out_of_channels_lazy_wrapper(django_user_model):
+async def test_the_consumer_keeps_the_user_out_of_channels_lazy_wrapper(django_user_model):
     from channels.auth import UserLazyObject
 
     from tables.consumers import _unwrapped

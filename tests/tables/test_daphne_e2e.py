@@ -2,7 +2,6 @@
 settlement while a spectator watches, foreign origins are refused, and a deadline with nobody connected is
 enforced by the server's own clock within 2 seconds."""
 
-import os
 import time
 
 import pytest
@@ -11,7 +10,7 @@ from websockets.exceptions import InvalidStatus
 
 from accounts.audit import audit_ledger
 from tables.models import Table, TableEvent
-from tests.conftest import close_database_before_fork
+from tests.daphne_server import start_daphne
 from tests.tables.wsclient import SocketClient, move, play_until, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -82,31 +81,10 @@ async def test_lobby_through_daphne(live_site, table):
 # --- the deadline clock of a real server -----------------------------------------------------------------
 
 
-def _clock_on():
-    """Runs in the server process: switch its deadline clock on (pytest switches it off by default)."""
-    from tables import clock
-
-    os.environ["TABLE_CLOCK"] = "1"
-    clock.start()
-
-
-def _application():
-    from channels.routing import get_default_application
-
-    return get_default_application()
-
-
 @pytest.fixture
 def clocked_site(transactional_db):
     """A second Daphne server on the test database whose deadline clock runs (live_site's does not)."""
-    from daphne.testing import DaphneProcess
-
-    close_database_before_fork()
-    process = DaphneProcess(host="127.0.0.1", get_application=_application, setup=_clock_on)
-    process.start()
-    if not process.ready.wait(timeout=20):
-        process.terminate()
-        raise RuntimeError("Daphne did not start")
+    process = start_daphne(clock=True)
     yield f"http://127.0.0.1:{process.port.value}"
     process.terminate()
     process.join(timeout=10)

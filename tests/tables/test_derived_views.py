@@ -127,19 +127,19 @@ class Games:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_derived_part_equals_a_fresh_read_after_every_change(
-    seed, make_user, make_table, django_user_model, monkeypatch
+    seed, make_user, make_table, django_user_model, monkeypatch, seeded_shoes
 ):
-    play_and_compare(seed, make_user, make_table, django_user_model, monkeypatch)
+    play_and_compare(seed, make_user, make_table, django_user_model, monkeypatch, seeded_shoes)
 
 
 @pytest.mark.postgres
 def test_a_derived_part_equals_a_fresh_read_on_postgresql(
-    make_user, make_table, django_user_model, monkeypatch
+    make_user, make_table, django_user_model, monkeypatch, seeded_shoes
 ):
-    play_and_compare(7, make_user, make_table, django_user_model, monkeypatch)
+    play_and_compare(7, make_user, make_table, django_user_model, monkeypatch, seeded_shoes)
 
 
-def play_and_compare(seed, make_user, make_table, django_user_model, monkeypatch) -> None:
+def play_and_compare(seed, make_user, make_table, django_user_model, monkeypatch, seeded_shoes) -> None:
     compared = []
     keep = viewmodel._keep
 
@@ -150,6 +150,7 @@ def play_and_compare(seed, make_user, make_table, django_user_model, monkeypatch
             compared.append(shared.table.version)
 
     monkeypatch.setattr(viewmodel, "_keep", keep_and_compare)
+    seeded_shoes(random.Random(f"shoes-{seed}"))
     staff = django_user_model.objects.create_user("staff", is_staff=True)
     games = Games(random.Random(seed), make_user, make_table, staff)
     for player in games.players[:4]:

@@ -237,12 +237,11 @@ def test_staff_limit_edits_apply_from_the_next_round(table, alice, act, balance,
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
-def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, bob, act, at, monkeypatch):
+def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, bob, act, at, seeded_shoes):
     """Two players play rounds with random legal decisions (and sometimes let the clock decide). Seeded: the
     shoes' server and client seeds come from the same generator, so a failure replays exactly."""
     rng = random.Random(f"flow-{preset}")
-    monkeypatch.setattr(services, "new_server_seed", lambda: f"{rng.getrandbits(256):064x}")
-    monkeypatch.setattr(services, "_new_client_seed", lambda: f"{rng.getrandbits(128):032x}")
+    seeded_shoes(rng)
     table = make_table(preset, seats=3)
     players = {1: alice, 2: bob, 3: alice}
     for seat, user in players.items():

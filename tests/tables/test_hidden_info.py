@@ -12,8 +12,9 @@ the shoes still in play) and checks every payload of that version:
   names or one joined string); a chance match has a probability around 1e-9 per position;
 - the server seed of every shoe still in play (and its first 16 characters) appears in no payload of any kind.
 
-Round counts: `HIDDEN_INFO_ROUNDS` (default 200 over two presets) sets the total; a larger number in the
-environment makes a longer soak.
+Round counts: `make test` plays a dozen rounds over two presets; the slow run plays `HIDDEN_INFO_ROUNDS`
+(default 200) over the same presets, and a larger number in the environment makes a longer soak. The bots'
+choices and the shoes come from one generator seeded by the preset and the round count, so a failure replays.
 """
 
 import json
@@ -38,6 +39,7 @@ from tests.tables.wsclient import CommunicatorClient, assert_oob_fragment, sessi
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 TOTAL_ROUNDS = int(os.environ.get("HIDDEN_INFO_ROUNDS", "200"))
+SHARES = {"Vegas Strip": 0.75, "Single deck 6:5": 0.25}
 CARDS = [rank + suit for rank in "A23456789TJQK" for suit in "shdc"]
 LABELS = {card_face(card)["label"]: card for card in CARDS}
 TOKEN = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][shdc])(?![A-Za-z0-9])")
@@ -350,10 +352,21 @@ def payload_version(client, text: str) -> int | None:
     return html_version(text)
 
 
-@pytest.mark.parametrize(("preset", "share"), [("Vegas Strip", 0.75), ("Single deck 6:5", 0.25)])
-async def test_no_payload_reveals_hidden_information(preset, share, make_table, make_user, clients):
-    rounds = max(1, round(TOTAL_ROUNDS * share))
+@pytest.mark.parametrize(
+    ("preset", "rounds"),
+    [
+        *[(preset, max(1, round(12 * share))) for preset, share in SHARES.items()],
+        *[
+            pytest.param(preset, max(1, round(TOTAL_ROUNDS * share)), marks=pytest.mark.slow)
+            for preset, share in SHARES.items()
+        ],
+    ],
+)
+async def test_no_payload_reveals_hidden_information(
+    preset, rounds, make_table, make_user, clients, seeded_shoes
+):
     rng = random.Random(f"{preset}-{rounds}")
+    seeded_shoes(rng)
     table = await database_sync_to_async(make_table)(preset, min_bet=10, max_bet=100)
     ann, ben = [await database_sync_to_async(make_user)(name) for name in ("ann", "ben")]
     # Two players and two spectators, each in both formats; Ann plays through either of her connections.
