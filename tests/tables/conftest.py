@@ -6,7 +6,8 @@
   (defaults: limits 10-500, 7 seats, 2 seats per player). `table` is one such table.
 - `scripted_shoe(table, cards)`: every shoe of `table` starts with `cards` (then the rest of a normal
   shuffle). `deal_cards(*hands, dealer=[up, hole], then=[...])` writes a deal in the engine's deal order.
-- `act(table, user, name, **args)`: `services.perform` with the table's current version; returns the new one.
+- `act(table, user, name, **args)`: `services.perform` with the table's current version, then what its commit
+  triggers (broadcast, history); returns the new version.
 - `balance(user)`: the user's chips now.
 - `at(seconds)`: an aware datetime `seconds` from now, for `services.expire_due(now=...)`.
 """
@@ -121,12 +122,15 @@ def scripted_shoe(monkeypatch):
 
 
 @pytest.fixture
-def act():
+def act(django_capture_on_commit_callbacks):
     def perform(table: Table, user, name: str, **args) -> int:
         version = Table.objects.values_list("version", flat=True).get(pk=table.pk)
-        return services.perform(
-            table_id=table.pk, user=user, action={"action": name, **args}, expected_version=version
-        )
+        # What follows a commit (the broadcast, the round's history) runs after the action, as in production;
+        # a test inside one transaction would otherwise never see it.
+        with django_capture_on_commit_callbacks(execute=True):
+            return services.perform(
+                table_id=table.pk, user=user, action={"action": name, **args}, expected_version=version
+            )
 
     return perform
 
