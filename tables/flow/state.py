@@ -93,8 +93,9 @@ class ShoeInfo:
 
 @dataclass(slots=True)
 class RoundInfo:
-    """A round's row and, while it is under way, the engine's state of it (`engine`; None once it is over, or
-    when the stored state could not be loaded). `id` is None until the store has written a new one."""
+    """A round's row and the engine's state of it (`engine`: kept from the command that ended the round, not
+    loaded for a round already over or when the store did not load it). `id` is None until the store has
+    written a new one."""
 
     id: int | None
     number: int

@@ -27,7 +27,7 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     try:
         with transaction.atomic():
             loaded = load.begin(table_id)
-            player = _acting_player(loaded, user)
+            player = acting_player(loaded, user)
             loaded.users.setdefault(user.pk, user)
             command = flow.Act(player=player, action=action, expected_version=expected_version)
             return store.apply(loaded, store.decide(loaded, command))
@@ -38,7 +38,7 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
         ) from None
 
 
-def _acting_player(loaded: load.Loaded, user) -> flow.Player:
+def acting_player(loaded: load.Loaded, user) -> flow.Player:
     """The acting player; whether they are barred (suspended or deactivated: an open websocket outlives both)
     comes from their seat's row, read under the table's lock, or else is read."""
     for seat in loaded.seats.values():
