@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from channels.db import database_sync_to_async
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from blackjack_site.prepared import snapshot
@@ -28,6 +28,10 @@ from tables import flow
 from tables.models import Table
 from tables.services import actions, load, store
 from tables.services.load import ActionRefused, Loaded, RoundBroken
+
+# The table row moves from the version in memory to the outcome's, or nothing is written: the first statement
+# of every commit (the ORM's update costs more CPU than the rest of the statement's trip).
+_FENCE = f"UPDATE {Table._meta.db_table} SET version = %s WHERE id = %s AND version = %s"
 
 #: Makes the command from the loaded state (an action needs its player, read from the seats).
 Build = Callable[[Loaded], flow.Command]
@@ -103,9 +107,10 @@ class TableActor:
 
     def _commit(self, loaded: Loaded, outcome: flow.Outcome) -> int:
         with transaction.atomic():
-            fenced = Table.objects.filter(pk=self.table_id, version=loaded.state.version)
-            if not fenced.update(version=outcome.state.version):
-                raise Stale
+            with connection.cursor() as cursor:
+                cursor.execute(_FENCE, [outcome.state.version, self.table_id, loaded.state.version])
+                if cursor.rowcount != 1:
+                    raise Stale
             version = store.write(loaded, outcome)
         _keep(loaded, outcome.state)
         return version
