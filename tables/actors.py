@@ -8,23 +8,30 @@ its state, reloads it and decides again. The state in memory is replaced only af
 failed commit drops it.
 
 Commands reach an actor through its mailbox (`tell`, an asyncio queue served by one task, so they are applied
-one at a time, in order); the database work of each runs in Django's database thread. `handle` is that work
-without the mailbox, for callers that are synchronous already (the benchmark).
+one at a time, in order); the database work of each runs on a database thread. `handle` is that work without
+the mailbox, for callers that are synchronous already (the benchmark). The actors of a process live in a map
+keyed by table id (`actor_for`): made on first use, dropped after `IDLE_SECONDS` without a command.
 
-Not wired into the consumers yet, and without timers: deadlines still go through `services.expire_due`,
-whose changes the fence catches. See docs/architecture.md.
+The consumers hand players' actions to the actor when `settings.TABLE_ACTORS` is on. The table's deadline is a
+timer of the actor (`loop.call_later`) that puts the expiry in the mailbox; the stored deadline stays, and the
+clock's sweep (`services.expire_due`) still applies the deadlines of tables without a live actor here. The
+expiry is keyed on the version it was set for and the write is fenced, so the two apply it once. Presence,
+chat, staff and the clock still write through the services: the fence catches their changes. See
+docs/architecture.md.
 """
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import Any
 
 from channels.db import database_sync_to_async
 from django.db import connection, transaction
 from django.utils import timezone
 
 from blackjack_site.prepared import snapshot
-from tables import flow
+from tables import broadcast, flow
 from tables.models import Table
 from tables.services import actions, load, store
 from tables.services.load import ActionRefused, Loaded, RoundBroken
@@ -33,8 +40,17 @@ from tables.services.load import ActionRefused, Loaded, RoundBroken
 # of every commit (the ORM's update costs more CPU than the rest of the statement's trip).
 _FENCE = f"UPDATE {Table._meta.db_table} SET version = %s WHERE id = %s AND version = %s"
 
+logger = logging.getLogger(__name__)
+
+#: An actor that has had no command for this many seconds leaves the map (lichess's actor maps do the same).
+IDLE_SECONDS = 60.0
+
 #: Makes the command from the loaded state (an action needs its player, read from the seats).
 Build = Callable[[Loaded], flow.Command]
+#: Given the new version (None: nothing changed), what the teller wants done in the same database trip.
+Then = Callable[[int | None], Any]
+#: Turns a synchronous function into a coroutine running it on a database thread.
+Run = Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]
 
 
 class Stale(Exception):
@@ -49,28 +65,99 @@ class TableActor:
         self.loaded: Loaded | None = None
         self._mailbox: asyncio.Queue | None = None
         self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._run: Run = database_sync_to_async
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed: tuple[int, datetime] | None = None
 
-    async def tell(self, build: Build) -> int | None:
-        """Queue a command and wait until it is applied: the table's new version, None if it changed
-        nothing; raises `ActionRefused` or `RoundBroken` as the services do."""
-        if self._mailbox is None:
-            self._mailbox = asyncio.Queue()
-            self._task = asyncio.create_task(self._serve())
-        done = asyncio.get_running_loop().create_future()
-        self._mailbox.put_nowait((build, done))
-        return await done
+    async def tell(self, build: Build, *, then: Then | None = None, run: Run | None = None):
+        """Queue a command and wait until it is applied: the table's new version (None if it changed
+        nothing), or what `then` returns given it (called in the same trip to the database thread, after the
+        commit, the announcement held until it returns); raises `ActionRefused` or `RoundBroken` as the
+        services do. `run` makes the database work a coroutine (Channels' database thread by default)."""
+        if run is not None:
+            self._run = run
+        return await self._put(lambda: self._apply(build, then))
+
+    def _put(self, work: Callable[[], Any]) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._loop is not loop:
+            self._loop, self._mailbox = loop, asyncio.Queue()
+            self._task = loop.create_task(self._serve())
+        done = loop.create_future()
+        self._mailbox.put_nowait((work, done))
+        return done
 
     async def _serve(self) -> None:
         while True:
-            build, done = await self._mailbox.get()
             try:
-                result = await database_sync_to_async(self.handle)(build)
+                work, done = await asyncio.wait_for(self._mailbox.get(), IDLE_SECONDS)
+            except TimeoutError:
+                self._evict()
+                return
+            try:
+                result = await self._run(work)()
             except Exception as exc:
                 if not done.cancelled():
                     done.set_exception(exc)
             else:
                 if not done.cancelled():
                     done.set_result(result)
+            self._arm()
+
+    def _apply(self, build: Build, then: Then | None) -> Any:
+        with broadcast.held():
+            version = self.handle(build)
+            return version if then is None else then(version)
+
+    def _evict(self) -> None:
+        """Idle for `IDLE_SECONDS`: leave the map (a later command makes a new actor, which loads the table
+        afresh); a deadline still to come is left to the clock's sweep."""
+        self._disarm()
+        if _actors.get(self.table_id) is self:
+            del _actors[self.table_id]
+
+    # --- the deadline timer ---
+
+    def _arm(self) -> None:
+        """Set the timer of the deadline of the state in memory (once per version and deadline)."""
+        state = self.loaded.state if self.loaded is not None else None
+        wanted = (state.version, state.deadline) if state is not None and state.deadline else None
+        if wanted == self._armed:
+            return
+        self._disarm()
+        if wanted is not None:
+            self._armed = wanted
+            self._schedule(*wanted)
+
+    def _schedule(self, version: int, deadline: datetime) -> None:
+        delay = max(0.0, (deadline - timezone.now()).total_seconds())
+        self._timer = self._loop.call_later(delay, self._ring, version, deadline)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._armed = None
+
+    def _ring(self, version: int, deadline: datetime) -> None:
+        """The deadline set for `version` is due: put its expiry in the mailbox (after the commands already
+        there). The loop's clock may ring a moment before the wall clock agrees: then wait the rest."""
+        self._timer = None
+        if timezone.now() < deadline:
+            self._schedule(version, deadline)
+            return
+        self._put(lambda: self._expire(version))
+
+    def _expire(self, version: int) -> int | None:
+        """Apply the deadline of `version` as the clock's sweep would (`actions.guarded`): at most once, since
+        the expiry is keyed on the version and the write is fenced."""
+        try:
+            return self.handle(lambda loaded: flow.Expire(version))
+        except RoundBroken as broken:
+            actions.void_round(round_id=broken.round_id, reason=broken.reason)
+        except Exception:  # the table stays as it was; the clock's sweep tries again
+            logger.exception("table %s: the deadline of version %s failed", self.table_id, version)
+        return None
 
     def handle(self, build: Build, *, now: datetime | None = None) -> int | None:
         """Decide one command on the state in memory and commit its outcome. The state is reloaded once if
@@ -146,6 +233,8 @@ def actor_for(table_id: int) -> TableActor:
 
 def forget_actors() -> None:
     """Drop every actor of this process (tests; a process that lost its database)."""
+    for actor in _actors.values():
+        actor._disarm()
     _actors.clear()
 
 
@@ -160,14 +249,21 @@ def player_action(user, action: dict, expected_version) -> Build:
     return build
 
 
-async def perform(*, table_id: int, user, action: dict, expected_version) -> int:
-    """`services.perform` through the table's actor: the new version."""
+async def perform(
+    *, table_id: int, user, action: dict, expected_version, then: Then | None = None, run: Run | None = None
+):
+    """`services.perform` through the table's actor: the new version, or what `then` returns given it (see
+    `TableActor.tell`)."""
     if user is None or not user.is_authenticated:
         raise ActionRefused("not_authenticated", "Log in to play.")
     try:
-        return await actor_for(table_id).tell(player_action(user, action, expected_version))
+        return await actor_for(table_id).tell(
+            player_action(user, action, expected_version), then=then, run=run
+        )
     except RoundBroken as broken:
-        await database_sync_to_async(actions.void_round)(round_id=broken.round_id, reason=broken.reason)
+        await (run or database_sync_to_async)(actions.void_round)(
+            round_id=broken.round_id, reason=broken.reason
+        )
         raise ActionRefused(
             "illegal_action", "The round could not be continued and was voided; every stake was refunded."
         ) from None

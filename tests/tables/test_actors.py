@@ -9,12 +9,14 @@ import asyncio
 
 import pytest
 from channels.db import database_sync_to_async
+from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from tables import actors, services
-from tables.models import ActionLog, Table
-from tables.services import load
+from tables import actors, flow, services
+from tables.models import ActionLog, Table, TableEvent
+from tables.services import load, store
 from tests.tables.conftest import deal_cards
+from tests.tables.wsclient import CommunicatorClient, move, session_cookie
 
 
 @pytest.fixture(autouse=True)
@@ -127,3 +129,106 @@ async def test_commands_told_at_once_are_applied_in_order(make_table, make_user)
         lambda: list(ActionLog.objects.filter(table=table).values_list("version_after", "action"))
     )()
     assert rows == [(first + 3, {"action": "bet", "seat": 1, "amount": 10})]
+
+
+# --- the actor map, the consumers and the deadline timers ------------------------------------------------
+
+
+async def db(function, *args, **kwargs):
+    return await database_sync_to_async(function)(*args, **kwargs)
+
+
+def timeouts(table) -> int:
+    return TableEvent.objects.filter(table=table, kind="timeout").count()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_with_table_actors_on_the_consumer_hands_actions_to_the_tables_actor(
+    make_table, alice, settings
+):
+    settings.TABLE_ACTORS = True
+    table = await db(make_table)
+    cookie = await db(session_cookie, alice)
+    client = CommunicatorClient("alice", f"/ws/tables/{table.pk}/?format=json", cookie=cookie)
+    assert await client.connect()
+    await client.receive()
+    try:
+        state = await move(client, "sit", seat=1)
+        actor = actors._actors[table.pk]
+        assert actor.loaded.state.version == state["v"] == await db(version_of, table)
+        # A refusal keeps its code and changes nothing, in the database or in memory.
+        await client.send({"action": "bet", "amount": 5, "v": state["v"]})
+        assert (await client.error())["code"] == "bad_amount"
+        assert actor.loaded.state.version == await db(version_of, table) == state["v"]
+    finally:
+        await client.close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_an_idle_actor_leaves_the_map(make_table, alice, monkeypatch):
+    monkeypatch.setattr(actors, "IDLE_SECONDS", 0.05)
+    table = await db(make_table)
+    await actors.perform(
+        table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
+    )
+    first = actors._actors[table.pk]
+    await asyncio.sleep(0.2)
+    assert table.pk not in actors._actors
+    # The next command makes a new actor, which loads the table afresh.
+    version = await db(version_of, table)
+    await actors.perform(
+        table_id=table.pk, user=alice, action={"action": "bet", "amount": 10}, expected_version=version
+    )
+    assert actors._actors[table.pk] is not first
+    assert actors._actors[table.pk].loaded.state.version == version + 1
+
+
+async def wait_for(predicate, seconds: float = 5.0) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if await db(predicate):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("not within the time allowed")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_the_actors_timer_applies_the_deadline_once(make_table, alice):
+    table = await db(make_table, betting_seconds=1)
+    sat = await actors.perform(
+        table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
+    )
+    deadline = actors._actors[table.pk].loaded.state.deadline
+    assert deadline is not None
+    await wait_for(lambda: timeouts(table) == 1)  # the timer rang and the expiry was committed
+    actor = actors._actors[table.pk]
+    assert actor.loaded.state.version == await db(version_of, table) > sat
+    # The clock's sweep comes by later with the same deadline: it is applied already.
+    assert await db(store.run, table.pk, flow.Expire(sat), now=deadline) is None
+    assert await db(services.expire_due, now=deadline) == 0
+    assert await db(timeouts, table) == 1
+    assert (await db(audit_ledger)).ok
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_deadline_the_clock_applied_first_is_not_applied_again_by_the_timer(make_table, alice):
+    table = await db(make_table, betting_seconds=1)
+    sat = await actors.perform(
+        table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
+    )
+    actor = actors._actors[table.pk]
+    deadline = actor.loaded.state.deadline
+    # The clock (another process's, say) applies the deadline behind the actor's back, before its timer rings.
+    assert await db(services.expire_due, now=deadline) == 1
+    expired = await db(version_of, table)
+    # The timer rings with the actor still at the version it armed for: its expiry is decided on the state in
+    # memory, the fence finds the table moved on, the actor reloads and the expiry of `sat` is a no-op.
+    assert actor.loaded.state.version == sat
+    await asyncio.sleep((deadline - timezone.now()).total_seconds() + 0.3)
+    await actor.tell(lambda loaded: flow.Expire(sat))  # and once more through the mailbox, to be sure
+    assert await db(timeouts, table) == 1
+    assert await db(version_of, table) == expired
+    assert actor.loaded is None or actor.loaded.state.version == expired
