@@ -27,10 +27,10 @@ from datetime import datetime
 from typing import Any
 
 from channels.db import database_sync_to_async
-from django.db import connection, transaction
+from django.db import DataError, connection, transaction
 from django.utils import timezone
 
-from blackjack_site.prepared import snapshot
+from blackjack_site.prepared import sent_together, snapshot
 from tables import broadcast, flow
 from tables.models import Table
 from tables.services import actions, load, store
@@ -39,6 +39,11 @@ from tables.services.load import ActionRefused, Loaded, RoundBroken
 # The table row moves from the version in memory to the outcome's, or nothing is written: the first statement
 # of every commit (the ORM's update costs more CPU than the rest of the statement's trip).
 _FENCE = f"UPDATE {Table._meta.db_table} SET version = %s WHERE id = %s AND version = %s"
+# The same fence as the first statement of the write pipeline (PostgreSQL), where no row count comes back:
+# no row fails the statement (a division by zero), which fails the pipeline's later statements and the
+# transaction with them.
+_FENCE_IN_PIPELINE = f"WITH fenced AS ({_FENCE} RETURNING 1) SELECT 1 / count(*) FROM fenced"
+_DIVISION_BY_ZERO = "22012"
 
 logger = logging.getLogger(__name__)
 
@@ -193,14 +198,40 @@ class TableActor:
             return load.begin(self.table_id)
 
     def _commit(self, loaded: Loaded, outcome: flow.Outcome) -> int:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(_FENCE, [outcome.state.version, self.table_id, loaded.state.version])
-                if cursor.rowcount != 1:
-                    raise Stale
-            version = store.write(loaded, outcome)
+        """Write the outcome behind the fence. When every write of the outcome goes in the one batch (no chips
+        move, no row is made or deleted: the ordinary action), the fence is the batch's first statement and
+        the command takes two round trips on PostgreSQL (the batch, COMMIT); otherwise it goes first on its
+        own, so that no row is locked before the table's (the services lock the table first)."""
+        fence = [outcome.state.version, self.table_id, loaded.state.version]
+        pipelined = sent_together(connection.alias) and _batched_only(loaded, outcome)
+        try:
+            with transaction.atomic():
+                if pipelined:
+                    version = store.write(loaded, outcome, first=(_FENCE_IN_PIPELINE, fence))
+                else:
+                    with connection.cursor() as cursor:
+                        cursor.execute(_FENCE, fence)
+                        if cursor.rowcount != 1:
+                            raise Stale
+                    version = store.write(loaded, outcome)
+        except DataError as error:
+            if pipelined and getattr(error.__cause__, "sqlstate", None) == _DIVISION_BY_ZERO:
+                raise Stale from None
+            raise
         _keep(loaded, outcome.state)
         return version
+
+
+def _batched_only(loaded: Loaded, out: flow.Outcome) -> bool:
+    """Whether `store.write` sends every write of the outcome in its batch (see `store.write`): no chips move
+    (the wallet's statements return balances), no shoe, round or seat row is created or deleted, and every
+    shoe and round written was loaded."""
+    if out.moves or out.payments or out.seats_removed or not out.state.seats.keys() <= loaded.seats.keys():
+        return False
+    rounds_loaded = all(
+        info.id in loaded.rounds and loaded.rounds[info.id][1] is not None for info in out.rounds
+    )
+    return rounds_loaded and all(info.id in loaded.shoes for info in out.shoes)
 
 
 def _keep(loaded: Loaded, state: flow.TableState) -> None:
@@ -229,6 +260,14 @@ def actor_for(table_id: int) -> TableActor:
     if actor is None:
         actor = _actors[table_id] = TableActor(table_id)
     return actor
+
+
+def armed(table_id: int, version: int) -> bool:
+    """Whether this process's actor of the table has its timer set for the deadline of `version` (the
+    clock's sweep then leaves that deadline to it). Read from the clock's thread: a snapshot is enough."""
+    actor = _actors.get(table_id)
+    wanted = actor._armed if actor is not None else None
+    return wanted is not None and wanted[0] == version
 
 
 def forget_actors() -> None:

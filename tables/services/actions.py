@@ -48,12 +48,20 @@ def acting_player(loaded: load.Loaded, user) -> flow.Player:
     return flow.Player(user.pk, user.username, public, bool(load.BARRED.rows(user.pk)))
 
 
-def expire_due(*, now: datetime | None = None) -> int:
+#: A deadline this overdue is applied by the clock's sweep even if a table actor here has its timer set.
+OWNED_GRACE = timedelta(seconds=2)
+
+
+def expire_due(*, now: datetime | None = None, owned=lambda table_id, version: False) -> int:
     """Apply every deadline due at `now` exactly once and stand up players gone longer than the grace period.
-    Returns how many tables were changed."""
+    A deadline that `owned(table_id, version)` says a live table actor's timer will apply is left to it
+    (unless overdue by `OWNED_GRACE`). Returns how many tables were changed."""
     now = now or timezone.now()
     changed = 0
-    for table_id, version in Table.objects.filter(deadline__lte=now).values_list("id", "version"):
+    due = Table.objects.filter(deadline__lte=now).values_list("id", "version", "deadline")
+    for table_id, version, deadline in due:
+        if deadline > now - OWNED_GRACE and owned(table_id, version):
+            continue
         changed += guarded(table_id, flow.Expire(version), now)
     absent = (
         Seat.objects.filter(user__isnull=False, disconnected_at__lte=now - flow.DISCONNECT_GRACE)

@@ -55,9 +55,12 @@ def apply(loaded: Loaded, outcome: Outcome) -> int | None:
     return write(loaded, outcome)
 
 
-def write(loaded: Loaded, out: Outcome) -> int:
-    """Write the outcome's rows: new rows at once (their ids are referred to), changed ones in one batch."""
+def write(loaded: Loaded, out: Outcome, *, first: tuple[str, list] | None = None) -> int:
+    """Write the outcome's rows: new rows at once (their ids are referred to), changed ones in one batch
+    (`first`, a statement and its parameters, heads it)."""
     state, table, writes = out.state, loaded.table, Batch()
+    if first is not None:
+        writes.add(*first)
     for info in out.shoes:
         _write_shoe(loaded, info, writes)
     for info in out.rounds:

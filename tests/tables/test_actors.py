@@ -9,12 +9,15 @@ import asyncio
 
 import pytest
 from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from tables import actors, flow, services
 from tables.models import ActionLog, Table, TableEvent
-from tables.services import load, store
+from tables.services import actions, load, store
 from tests.tables.conftest import deal_cards
 from tests.tables.wsclient import CommunicatorClient, move, session_cookie
 
@@ -232,3 +235,67 @@ async def test_a_deadline_the_clock_applied_first_is_not_applied_again_by_the_ti
     assert await db(timeouts, table) == 1
     assert await db(version_of, table) == expired
     assert actor.loaded is None or actor.loaded.state.version == expired
+
+
+# --- the fence as the first statement of the write pipeline (PostgreSQL) ---------------------------------
+
+on_postgresql = pytest.mark.skipif(
+    not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"), reason="a pipeline needs PostgreSQL"
+)
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)  # no test transaction around: its savepoints would be counted
+def test_an_ordinary_action_is_one_round_trip_before_commit(table, alice, bob):
+    tell(table, alice, "sit", seat=1)
+    seen = tell(table, bob, "sit", seat=2)
+    sit = actors.player_action(bob, {"action": "sit", "seat": 3}, seen)
+    with CaptureQueriesContext(connection) as queries:
+        # No chips move, no row is made: the fence and the writes go together (psycopg sends BEGIN with the
+        # pipeline's first statements), then COMMIT: two round trips.
+        assert actors.actor_for(table.pk).handle(sit) == seen + 1
+    sql = [query["sql"] for query in queries]
+    assert [sql[0], len(sql), sql[-1]] == ["BEGIN", 3, "COMMIT"], sql
+    assert sql[1].startswith("WITH fenced AS (UPDATE")
+
+
+@on_postgresql
+@pytest.mark.django_db
+def test_the_fence_in_the_pipeline_catches_another_writer(table, alice, bob, carol, act, monkeypatch):
+    seen = tell(table, alice, "sit", seat=1)
+    actor = actors.actor_for(table.pk)
+    act(table, bob, "sit", seat=2)  # behind the actor's back
+    firsts = []
+    write = store.write
+
+    def spy(loaded, outcome, **options):
+        firsts.append(options.get("first") is not None)
+        return write(loaded, outcome, **options)
+
+    monkeypatch.setattr(store, "write", spy)
+    # Carol's sit, decided on the state in memory, is fenced in its pipeline; the actor reloads and decides
+    # it again on the table as it is.
+    assert actor.handle(actors.player_action(carol, {"action": "sit", "seat": 3}, seen)) == seen + 2
+    assert firsts == [True, True]
+    assert comparable(actor.loaded.state) == recovered(table)
+    assert {n: seat.player.id for n, seat in actor.loaded.state.seats.items() if seat.player} == {
+        1: alice.pk,
+        2: bob.pk,
+        3: carol.pk,
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_the_clocks_sweep_leaves_a_deadline_to_the_actor_whose_timer_is_set(make_table, alice):
+    table = await db(make_table, betting_seconds=30)
+    sat = await actors.perform(
+        table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
+    )
+    deadline = actors._actors[table.pk].loaded.state.deadline
+    assert actors.armed(table.pk, sat)
+    assert await db(services.expire_due, now=deadline, owned=actors.armed) == 0
+    # Overdue past the grace (the actor is stuck, say), the sweep applies it.
+    late = deadline + actions.OWNED_GRACE
+    assert await db(services.expire_due, now=late, owned=actors.armed) == 1
+    assert await db(timeouts, table) == 1
