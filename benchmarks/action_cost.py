@@ -2,8 +2,10 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/blackjack_bench .venv/bin/python benchmarks/action_cost.py
     .venv/bin/python benchmarks/action_cost.py --actions 2000 --players 5 --profile cost.prof
+    .venv/bin/python benchmarks/action_cost.py --actor
 
-Bots of one table play basic strategy through `tables.services.perform` (as the consumer calls it), and after
+Bots of one table play basic strategy through `tables.services.perform` (as the consumer calls it; with
+`--actor`, through the table's actor, `tables.actors`, which keeps the table's state in memory), and after
 every action each seated player's view is rebuilt as a consumer does after a broadcast, in JSON. Prints the
 milliseconds of CPU and the queries per action, split into the action itself and the views (and the actions
 that ended a round, which settle it, apart), and on a local PostgreSQL the CPU its backend process spent
@@ -57,6 +59,12 @@ def main() -> None:
     parser.add_argument("--actions", type=int, default=1000)
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--profile", help="write a cProfile of the measured part to this file")
+    parser.add_argument(
+        "--actor",
+        action="store_true",
+        help="apply the actions through the table's actor (tables.actors: state kept in memory, one fenced "
+        "write per action) instead of tables.services.perform",
+    )
     args = parser.parse_args()
 
     scratch = tempfile.TemporaryDirectory()
@@ -78,7 +86,7 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
 
-    from tables import broadcast, services
+    from tables import actors, broadcast, services
     from tables.engine.rules import PRESETS
     from tables.engine.strategy import basic_strategy
     from tables.loadtest.bot import next_action
@@ -104,6 +112,10 @@ def main() -> None:
             table_id=table.pk, user=user, action={"action": "sit", "seat": seat}, expected_version=view["v"]
         )
 
+    def through_actor(*, table_id, user, action, expected_version):
+        return actors.actor_for(table_id).handle(actors.player_action(user, action, expected_version))
+
+    perform = through_actor if args.actor else services.perform
     action_s = view_s = settling_s = 0.0
     action_queries = view_queries = settling_queries = settlements = 0
     done = 0
@@ -123,9 +135,7 @@ def main() -> None:
             connection.queries_log.clear()
             t0 = time.process_time()
             with CaptureQueriesContext(connection) as queries:
-                version = services.perform(
-                    table_id=table.pk, user=user, action=action, expected_version=state["v"]
-                )
+                version = perform(table_id=table.pk, user=user, action=action, expected_version=state["v"])
             t1 = time.process_time()
             action_queries += len(queries)
             queries_of_action = queries.captured_queries
@@ -157,6 +167,7 @@ def main() -> None:
     if profiler:
         profiler.dump_stats(args.profile)
     db = connection.vendor
+    db += " (actor)" if args.actor else ""
     print(
         f"{db}: {done} actions, {args.players} viewers each | action {1000 * action_s / done:.2f} ms CPU, "
         f"{action_queries / done:.1f} queries | views {1000 * view_s / done:.2f} ms CPU, "

@@ -127,6 +127,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # for that call, so one's waits on the database overlap the other's work. SQLite serialises its writers
 # anyway: one, Django's own.
 DATABASE_THREADS = max(1, env_int("DATABASE_THREADS", 2 if DATABASE_URL else 1))
+# Players' actions go to their table's actor in this process (tables.actors: the table's state kept in memory,
+# one write per action fenced by the table's version) instead of each locking and reloading the table. Off
+# (TABLE_ACTORS=0): every action through tables.services.perform.
+TABLE_ACTORS = env_bool("TABLE_ACTORS", True)
 
 # Presence heartbeat: every server's clock vouches for its open table websockets this often, and drops the
 # rows of any process that has not vouched for its own for PRESENCE_TIMEOUT_SECONDS (it died without closing

@@ -3,10 +3,11 @@
 Deadlines live in the database (`Table.deadline`), so the clock needs no memory of its own: after a restart
 it recovers broken rounds once (`services.recover_tables`) and then applies whatever fell due meanwhile.
 Several processes (PostgreSQL + Redis) may each run a clock: `services.expire_due` re-checks each deadline's
-table version under the row lock, so every expiry happens once. Every `PRESENCE_HEARTBEAT_SECONDS` the clock
-also vouches for the process's open table websockets and drops the presence rows nobody vouches for any more
-(`heartbeat`), so that a player connected to a process that was killed outright is seen to be gone. Every
-process of a cluster must therefore run its clock.
+table version under the row lock, so every expiry happens once. A deadline a live table actor of this process
+has its timer set for is left to that timer (`tables.actors.armed`), unless it is overdue. Every
+`PRESENCE_HEARTBEAT_SECONDS` the clock also vouches for the process's open table websockets and drops the
+presence rows nobody vouches for any more (`heartbeat`), so that a player connected to a process that was
+killed outright is seen to be gone. Every process of a cluster must therefore run its clock.
 
 `start()` is called when the ASGI application loads (blackjack_site/asgi.py). It does nothing when the
 environment says `TABLE_CLOCK=0`, or under pytest unless `TABLE_CLOCK=1` (tests drive `expire_due` with an
@@ -22,7 +23,7 @@ import time
 from django.conf import settings
 from django.db import close_old_connections
 
-from tables import broadcast, liveness, services
+from tables import actors, broadcast, liveness, services
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ def tick() -> int:
     """One pass: apply every due deadline. Returns how many tables changed."""
     close_old_connections()
     try:
-        return services.expire_due()
+        return services.expire_due(owned=actors.armed)
     finally:
         close_old_connections()
 

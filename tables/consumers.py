@@ -42,7 +42,7 @@ from django.template.loader import render_to_string
 from django.utils.functional import LazyObject, empty
 
 from accounts import sockets
-from tables import broadcast, fanout, liveness, services
+from tables import actors, broadcast, fanout, liveness, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
 from tables.protocol import (
@@ -334,7 +334,17 @@ class TableConsumer(_Consumer):
             await self.send_error(error.code, error.message)
             return
         try:
-            answer = await on_database(self._perform)(action)
+            if settings.TABLE_ACTORS and action["action"] != "chat":
+                answer = await actors.perform(
+                    table_id=self.table_id,
+                    user=self.user,
+                    action=action,
+                    expected_version=action["v"],
+                    then=lambda version: self._build(None, version),
+                    run=on_database,
+                )
+            else:
+                answer = await on_database(self._perform)(action)
         except Table.DoesNotExist:  # deleted once the action was applied
             await self.close()
             return

@@ -7,7 +7,7 @@ from tests.tables.conftest import _fast_password_hashing  # noqa: F401
 
 
 @pytest.fixture
-def play_round(act):
+def play_round(act, django_capture_on_commit_callbacks):
     """`play_round(table, [(user, seat, bet), ...], moves)`: seat whoever is not seated yet, bet, then play
     `moves` [(user, action, args), ...] in order, and let the clock decide whatever is left (insurance
     declined, hands standing); returns the settled round."""
@@ -23,7 +23,8 @@ def play_round(act):
     def tick() -> None:
         """Run the table clock one hour later than its last run: every deadline set so far is due."""
         clock[0] = max(clock[0], timezone.now()) + timedelta(hours=1)
-        services.expire_due(now=clock[0])
+        with django_capture_on_commit_callbacks(execute=True):  # a settlement's history is recorded on commit
+            services.expire_due(now=clock[0])
 
     def play(table, bets, moves=()):
         for user, seat, _ in bets:

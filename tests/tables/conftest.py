@@ -6,7 +6,8 @@
   (defaults: limits 10-500, 7 seats, 2 seats per player). `table` is one such table.
 - `scripted_shoe(table, cards)`: every shoe of `table` starts with `cards` (then the rest of a normal
   shuffle). `deal_cards(*hands, dealer=[up, hole], then=[...])` writes a deal in the engine's deal order.
-- `act(table, user, name, **args)`: `services.perform` with the table's current version; returns the new one.
+- `act(table, user, name, **args)`: `services.perform` with the table's current version, then what its commit
+  triggers (broadcast, history); returns the new version.
 - `balance(user)`: the user's chips now.
 - `at(seconds)`: an aware datetime `seconds` from now, for `services.expire_due(now=...)`.
 """
@@ -20,7 +21,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Wallet
-from tables import services
+from tables import actors, services
 from tables.engine.cards import new_deck_order
 from tables.engine.rules import PRESETS
 from tables.models import RulePreset, Table
@@ -31,6 +32,15 @@ PASSWORD = "Felt-and-chips-42"
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _no_table_actors_kept():
+    """Each test starts without table actors (`settings.TABLE_ACTORS`): one kept from another test would hold
+    a table of a database that test rolled back."""
+    actors.forget_actors()
+    yield
+    actors.forget_actors()
 
 
 @pytest.fixture
@@ -138,12 +148,15 @@ def seeded_shoes(monkeypatch):
 
 
 @pytest.fixture
-def act():
+def act(django_capture_on_commit_callbacks):
     def perform(table: Table, user, name: str, **args) -> int:
         version = Table.objects.values_list("version", flat=True).get(pk=table.pk)
-        return services.perform(
-            table_id=table.pk, user=user, action={"action": name, **args}, expected_version=version
-        )
+        # What follows a commit (the broadcast, the round's history) runs after the action, as in production;
+        # a test inside one transaction would otherwise never see it.
+        with django_capture_on_commit_callbacks(execute=True):
+            return services.perform(
+                table_id=table.pk, user=user, action={"action": name, **args}, expected_version=version
+            )
 
     return perform
 

@@ -11,8 +11,9 @@ import pytest
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from tables import broadcast, clock, liveness, services
+from tables import broadcast, clock, flow, liveness, services
 from tables.models import Phase, Presence, Seat, Table, TableEvent
+from tables.services import actions
 from tables.viewmodel import build_table_view
 from tests.tables.conftest import deal_cards
 
@@ -154,21 +155,21 @@ def test_a_table_failing_to_expire_does_not_stop_the_others(make_table, alice, b
     broken, other = make_table(name="broken"), make_table(name="other")
     act(broken, alice, "sit", seat=1)
     act(other, bob, "sit", seat=1)
-    expire = services._expire_deadline
+    decide = flow.decide
 
-    def failing_for_broken(change, version, now):
-        if change.table.pk == broken.pk:
+    def failing_for_broken(state, command, now, **inputs):
+        if state.id == broken.pk and isinstance(command, flow.Expire):
             raise OverflowError("date value out of range")  # what a window too long for the clock raised
-        return expire(change, version, now)
+        return decide(state, command, now, **inputs)
 
-    monkeypatch.setattr(services, "_expire_deadline", failing_for_broken)
+    monkeypatch.setattr(flow, "decide", failing_for_broken)
     moment = max(after_deadline(broken), after_deadline(other))
     before, others = fresh(broken).version, fresh(other).version
     assert services.expire_due(now=moment) == 1
     assert fresh(other).version > others  # the other table moved on (bob missed his bet)
     assert fresh(broken).version == before  # left as it was, nothing half-applied
     assert "expiry failed" in caplog.text
-    monkeypatch.setattr(services, "_expire_deadline", expire)
+    monkeypatch.setattr(flow, "decide", decide)
     assert services.expire_due(now=moment) == 1  # once mended, it goes on
 
 
@@ -178,14 +179,7 @@ def test_an_expiry_keyed_on_an_old_version_does_nothing(table, alice, act):
     stale = fresh(table).version
     act(table, alice, "ready")  # any change bumps the version
     t = fresh(table)
-    assert (
-        services._guarded(
-            table.pk,
-            lambda change: services._expire_deadline(change, stale, t.deadline + timedelta(seconds=1)),
-            t.deadline,
-        )
-        == 0
-    )
+    assert actions.guarded(table.pk, flow.Expire(stale), t.deadline + timedelta(seconds=1)) == 0
     assert fresh(table).version == t.version
 
 

@@ -126,7 +126,7 @@ def test_an_action_locks_its_table_and_not_the_preset_it_shares(make_table, alic
     def hold_first_table():
         try:
             with transaction.atomic():
-                services._Change.begin(first.pk)  # as an action does: the table's row lock, held
+                services.load.begin(first.pk)  # as an action does: the table's row lock, held
                 locked.set()
                 release.wait(10)
         finally:

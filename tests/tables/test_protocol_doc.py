@@ -26,14 +26,16 @@ pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
-#: Files whose ActionRefused / ProtocolError / EngineError / send_error calls name the codes a client can see.
+#: Files whose ActionRefused / Refused / ProtocolError / EngineError / send_error calls name the codes a
+#: client can see.
 CODE_SOURCES = [
-    ROOT / "tables" / "services.py",
+    *sorted((ROOT / "tables" / "services").glob("*.py")),
+    *sorted((ROOT / "tables" / "flow").glob("*.py")),
     ROOT / "tables" / "protocol.py",
     ROOT / "tables" / "consumers.py",
     *sorted((ROOT / "tables" / "engine").glob("*.py")),
 ]
-REFUSALS = {"ActionRefused", "ProtocolError", "EngineError", "send_error"}
+REFUSALS = {"ActionRefused", "Refused", "ProtocolError", "EngineError", "send_error"}
 #: The codes shared/PROTOCOL.md lists (the fixed contract).
 PROTOCOL_CODES = [
     "not_authenticated",
@@ -299,4 +301,4 @@ def test_removing_an_error_code_is_noticed():
     errors = section(doc_text(), "Errors")
     before = set(undocumented_codes(errors))
     after = set(undocumented_codes(errors.replace("`suspended`", "suspended")))
-    assert after - before == {"suspended (services.py)"}
+    assert after - before == {"suspended (decide.py)"}

@@ -1,0 +1,61 @@
+"""The table flow as pure functions over an in-memory table state (no Django, no I/O, no clock).
+
+`decide(state, command, now, seeds=..., cards=...) -> Outcome` is the whole interface: seats, betting and
+ready windows, deadlines, rounds and settlement texts, built on the engine (`tables.engine`). The store
+(`tables.services.store`) loads a `TableState` from the database, calls `decide`, and writes the `Outcome`
+in one transaction. Modules: `state` (the values), `work` (one command being decided), `seats`, `rounds`,
+`play`, `texts`, `decide`.
+"""
+
+from tables.flow.decide import WINDOW_ACTIONS, decide, seeded_order, version_accepted
+from tables.flow.seats import DISCONNECT_GRACE
+from tables.flow.state import (
+    Act,
+    AllDisconnected,
+    ChangeSettings,
+    Command,
+    Connected,
+    Disconnected,
+    Expire,
+    Outcome,
+    Player,
+    Refusal,
+    Release,
+    Reopen,
+    RoundInfo,
+    SeatState,
+    Seeds,
+    Settings,
+    ShoeInfo,
+    StandUpAbsent,
+    TableState,
+    Void,
+)
+
+__all__ = [
+    "DISCONNECT_GRACE",
+    "WINDOW_ACTIONS",
+    "Act",
+    "AllDisconnected",
+    "ChangeSettings",
+    "Command",
+    "Connected",
+    "Disconnected",
+    "Expire",
+    "Outcome",
+    "Player",
+    "Refusal",
+    "Release",
+    "Reopen",
+    "RoundInfo",
+    "SeatState",
+    "Seeds",
+    "Settings",
+    "ShoeInfo",
+    "StandUpAbsent",
+    "TableState",
+    "Void",
+    "decide",
+    "seeded_order",
+    "version_accepted",
+]

@@ -1,0 +1,112 @@
+"""Every write of the live tables: seats, bets, play, deadlines, presence, chat, opening tables, recovery.
+
+The table flow itself is pure (`tables.flow.decide`); this package is its persistence side. Each public
+function is keyword-only and runs one command per table in one `transaction.atomic` (`store.run`): lock the
+table row and load its state, `decide`, then write the outcome: the round and table rows, the chips through
+`accounts.services`, the action log and the table's event log, the new `Table.version`, and the broadcast and
+the round's history registered with `transaction.on_commit`. A refusal raises `ActionRefused(code, message)`
+and leaves nothing behind.
+
+Deadlines are enforced by `expire_due`, keyed on the table version they were set for: the expiry re-checks the
+version under the row lock, so two clocks (or a retry) apply it once. The shoe's card order is never stored:
+it is recomputed from the shoe's seeds whenever a round is loaded (`round_order`), and stripped from the saved
+engine state.
+
+Modules: `store` (load, write, one transaction), `actions` (players, the clock, presence, chat, recovery),
+`staff` (opening, settings, closing). The names below are the package's public interface.
+"""
+
+import secrets
+from functools import lru_cache
+
+from tables.engine.shoe import dealing_order, new_server_seed, shuffled_shoe
+from tables.flow import DISCONNECT_GRACE, WINDOW_ACTIONS, version_accepted
+from tables.services.actions import (
+    expire_due,
+    note_presence,
+    perform,
+    post_chat,
+    recover_tables,
+    refresh_presence,
+    sweep_presence,
+    void_round,
+)
+from tables.services.load import ActionRefused, RoundBroken
+from tables.services.staff import (
+    OPEN_TABLE_MAX_BET,
+    OPEN_TABLE_MIN_BET,
+    TABLE_SETTINGS,
+    WINDOW_SETTINGS,
+    close_table,
+    create_table,
+    open_table,
+    open_table_bounds,
+    release_user_seats,
+    reopen_table,
+    table_max_bet_cap,
+    update_table,
+)
+
+__all__ = [
+    "DISCONNECT_GRACE",
+    "OPEN_TABLE_MAX_BET",
+    "OPEN_TABLE_MIN_BET",
+    "TABLE_SETTINGS",
+    "WINDOW_ACTIONS",
+    "WINDOW_SETTINGS",
+    "ActionRefused",
+    "RoundBroken",
+    "close_table",
+    "create_table",
+    "expire_due",
+    "new_server_seed",
+    "note_presence",
+    "open_table",
+    "open_table_bounds",
+    "perform",
+    "post_chat",
+    "recover_tables",
+    "refresh_presence",
+    "release_user_seats",
+    "reopen_table",
+    "round_order",
+    "sweep_presence",
+    "table_max_bet_cap",
+    "update_table",
+    "version_accepted",
+    "void_round",
+]
+
+
+def _new_client_seed() -> str:
+    """A seat's contribution to the next shoe's client seed (combined over the seated players), for a player
+    who sat down without a seed of their own."""
+    return secrets.token_hex(16)
+
+
+def _shoe_order(shoe) -> list[str]:
+    """The shoe's card order, recomputed from its seeds (a `Shoe` row or a `tables.flow.ShoeInfo`).
+    Server-side only: never send it, never store it. (Tests replace this function to script the cards;
+    nothing a client sends can reach it.)"""
+    return list(_order_of(shoe.server_seed, shoe.client_seed, shoe.decks, shoe.nonce))
+
+
+@lru_cache(maxsize=512)
+def _order_of(server_seed: str, client_seed: str, decks: int, nonce: int) -> tuple[str, ...]:
+    """Every action loads its round, so the shuffle of a shoe in play is kept per process (keyed on all its
+    seeds) instead of being recomputed each time."""
+    return tuple(shuffled_shoe(server_seed=server_seed, client_seed=client_seed, decks=decks, nonce=nonce))
+
+
+def round_order(shoe, start: int) -> tuple[str, ...]:
+    """The cards a round beginning at card `start` of `shoe` is dealt from: the shoe's order, then the
+    discards reshuffled should the round run out (`tables.engine.shoe`, step 7). Server-side only, like the
+    order."""
+    return _round_order_of(tuple(_shoe_order(shoe)), start, shoe.server_seed, shoe.client_seed, shoe.nonce)
+
+
+@lru_cache(maxsize=512)
+def _round_order_of(
+    order: tuple[str, ...], start: int, server_seed: str, client_seed: str, nonce: int
+) -> tuple[str, ...]:
+    return dealing_order(order, start, server_seed=server_seed, client_seed=client_seed, nonce=nonce)
