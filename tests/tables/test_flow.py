@@ -2,12 +2,14 @@
 row, on every preset; chips conserved, the ledger audit clean, and every round replayable from its log."""
 
 import random
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
-from tables import selectors, services
+from tables import flow, selectors, services
 from tables.engine import round as engine
 from tables.engine.rules import PRESETS
 from tables.models import Phase, Round, Seat, Table, TableEvent
@@ -199,6 +201,21 @@ def test_a_player_who_sits_during_betting_joins_this_round_and_bets_survive(
     assert t.phase in (Phase.PLAYING, Phase.INSURANCE, Phase.SETTLED)
     assert selectors.round_actions(round_id=t.current_round_id)[-1] == {"action": "deal"}
     assert_replays(t.current_round)
+
+
+def test_a_player_who_sits_as_betting_closes_gets_time_to_bet(table, alice, bob, act):
+    act(table, alice, "sit", seat=1)
+    # The window has run on: 3 s are left when bob sits down.
+    Table.objects.filter(pk=table.pk).update(deadline=timezone.now() + timedelta(seconds=3))
+    before = timezone.now()
+    act(table, bob, "sit", seat=2)
+    after = timezone.now()
+    deadline = fresh(table).deadline
+    minimum = timedelta(seconds=flow.NEWCOMER_BETTING_SECONDS)
+    assert before + minimum <= deadline <= after + minimum
+    assert services.expire_due(now=deadline - timedelta(seconds=1)) == 0
+    act(table, bob, "bet", amount=10)
+    assert fresh(table).current_round.state["seats"][1]["bet"] == 10
 
 
 def test_leave_mid_round_takes_effect_after_the_round(table, alice, bob, act, scripted_shoe):
