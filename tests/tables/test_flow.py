@@ -224,14 +224,14 @@ def test_leave_mid_round_takes_effect_after_the_round(table, alice, bob, act, sc
     act(table, bob, "sit", seat=2)
     act(table, alice, "bet", amount=10)
     act(table, bob, "bet", amount=10)
-    act(table, alice, "leave")
-    assert Seat.objects.get(table=table, number=1).user == alice
+    act(table, bob, "leave")  # during alice's turn: bob still plays his hand when his turn comes
+    assert Seat.objects.get(table=table, number=2).user == bob
     act(table, alice, "stand")
     act(table, bob, "stand")
     t = fresh(table)
     assert t.phase == Phase.SETTLED
-    assert Seat.objects.get(table=table, number=1).user is None
-    act(table, bob, "leave")
+    assert Seat.objects.get(table=table, number=2).user is None
+    act(table, alice, "leave")
     t = fresh(table)
     assert t.phase == Phase.WAITING
     assert t.deadline is None
