@@ -3,10 +3,11 @@
  * the HTML; this file only shows the connection state, ticks the countdown the server rendered, maps
  * keyboard shortcuts onto the buttons the server enabled, fills the bet input from chip buttons, keeps the
  * chat scrolled and the keyboard focus in place across live updates, brings the player's hand into view when
- * their turn comes, clears a refusal after a while, says why a seat the player did not leave was freed,
- * animates only the cards an update dealt, keeps the bet box's limits those the server last sent, remembers
- * the hint checkbox, opens the strategy chart, copies the invite link, and draws the seed a player sits down
- * with. The bet box's chips and rebets are in bets.js, sound and vibration in table-sound.js.
+ * their turn comes, clears a refusal after a while, says why a seat the player did not leave was freed, asks
+ * before a click the server marked with `data-confirm`, animates only the cards an update dealt, keeps the bet
+ * box's limits those the server last sent, remembers the hint checkbox, opens the strategy chart, copies the
+ * invite link, and draws the seed a player sits down with. The bet box's chips and rebets are in bets.js,
+ * sound and vibration in table-sound.js.
  */
 (function () {
   'use strict';
@@ -226,6 +227,16 @@
       why + ' Pick an open seat to play again.';
     notice.hidden = false;
   }
+
+  // A button the server marked with `data-confirm` (leaving on your own turn stands your hand) asks first; it
+  // runs before the other click handlers, and a "no" stops the click and the form it would send.
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest ? event.target.closest('button[data-confirm]') : null;
+    if (button && !button.disabled && !window.confirm(button.dataset.confirm)) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
+  }, true);
 
   document.addEventListener('click', function (event) {
     if (!event.target.closest) { return; }

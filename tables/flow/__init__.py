@@ -8,6 +8,7 @@ in one transaction. Modules: `state` (the values), `work` (one command being dec
 """
 
 from tables.flow.decide import WINDOW_ACTIONS, decide, seeded_order, version_accepted
+from tables.flow.rounds import NEWCOMER_BETTING_SECONDS
 from tables.flow.seats import DISCONNECT_GRACE
 from tables.flow.state import (
     Act,
@@ -34,6 +35,7 @@ from tables.flow.state import (
 
 __all__ = [
     "DISCONNECT_GRACE",
+    "NEWCOMER_BETTING_SECONDS",
     "WINDOW_ACTIONS",
     "Act",
     "AllDisconnected",

@@ -1,6 +1,7 @@
 """Rounds: opening one (with a new shoe when needed), reshaping a betting round, closing the betting window
 into the deal, following the engine's phase, settling, and voiding a round that cannot go on."""
 
+from datetime import timedelta
 from typing import Any
 
 from tables.engine import round as engine_round
@@ -14,6 +15,9 @@ from tables.flow.texts import count, is_blackjack, name, rank, result_text, wind
 from tables.flow.work import BETTING, INSURANCE, PLAYING, SETTLED, WAITING, Broken, Refused, Work
 
 MAX_MISSED_ROUNDS = 3
+#: A player who sits down while bets are open has at least this long to bet (or the window's whole length,
+#: if that is shorter): the betting deadline moves out for them, never in.
+NEWCOMER_BETTING_SECONDS = 10
 
 
 def open_round(work: Work) -> None:
@@ -101,6 +105,16 @@ def reseat_betting_round(work: Work) -> None:
         raise Broken(rnd, f"replay of the betting round failed: {exc}") from None
     work.engine = state
     rnd.seats = numbers
+
+
+def give_newcomer_time(work: Work) -> None:
+    """Someone sat down during betting: leave them `NEWCOMER_BETTING_SECONDS` to bet, at most the betting
+    window's normal length."""
+    table = work.table
+    seconds = min(NEWCOMER_BETTING_SECONDS, table.settings.betting_seconds)
+    earliest = work.now + timedelta(seconds=seconds)
+    if table.deadline is not None and table.deadline < earliest:
+        table.deadline = earliest
 
 
 def new_shoe(work: Work, rules: RuleSet) -> ShoeInfo:

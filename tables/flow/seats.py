@@ -8,7 +8,7 @@ from tables.engine.shoe import MAX_PLAYER_SEED, is_player_seed
 from tables.flow import rounds
 from tables.flow.state import Player, SeatState
 from tables.flow.texts import name
-from tables.flow.work import BETTING, SETTLED, WAITING, Refused, Work
+from tables.flow.work import BETTING, PLAYING, SETTLED, WAITING, Refused, Work
 
 DISCONNECT_GRACE = timedelta(seconds=30)
 
@@ -45,6 +45,7 @@ def sit(work: Work, player: Player, action: dict[str, Any]) -> None:
         rounds.open_round(work)
     elif table.phase == BETTING and work.in_round:
         rounds.reseat_betting_round(work)
+        rounds.give_newcomer_time(work)
 
 
 def leave(work: Work, player: Player, action: dict[str, Any]) -> None:
@@ -65,6 +66,25 @@ def leave(work: Work, player: Player, action: dict[str, Any]) -> None:
             freed = True
     if freed:
         after_seats_freed(work)
+    _stand_leaving_turn(work, player, {seat.number for seat in mine if seat.leaving_after_round})
+
+
+def _stand_leaving_turn(work: Work, player: Player, leaving: set[int]) -> None:
+    """Leaving during your own turn does not wait for the turn's clock: every hand of the leaving seats whose
+    turn it is now stands, one after the other (split hands too), and the round goes on without them. The
+    seats are freed after the round, as for any player leaving with chips in play."""
+    if work.table.phase != PLAYING or not work.in_round:
+        return
+    stood = []
+    while work.engine.phase == PLAYING and work.engine.turn and work.engine.turn[0] in leaving:
+        number, hand = work.engine.turn
+        rounds.apply(work, {"action": "stand", "seat": number, "hand": hand}, player=player, seat=number)
+        if number not in stood:
+            stood.append(number)
+    for number in stood:
+        work.event("action", f"{name(player)} stands on leaving (seat {number}).")
+    if stood:
+        rounds.after_engine(work)
 
 
 def ready(work: Work, player: Player, action: dict[str, Any]) -> None:

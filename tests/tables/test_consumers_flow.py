@@ -116,3 +116,29 @@ async def test_insurance_even_money_surrender_split_and_double(
     assert await database_sync_to_async(balance)(bob) == 10_000 + 100 + 100 - 50
     report = await database_sync_to_async(audit_ledger)()
     assert report.ok, report.discrepancies
+
+
+async def test_leaving_during_your_own_turn_stands_your_hand_at_once(
+    table, alice, bob, players, scripted_shoe
+):
+    # Alice (T 7) leaves on her turn: her hand stands at once and the turn passes to Bob (T 9), without
+    # waiting for her clock; her seat is freed once the round is over.
+    scripted_shoe(table, deal_cards(["Ts", "7h"], ["Tc", "9h"], dealer=["7c", "Kd"]))
+    a, b = await players(table, alice, bob)
+    await move(a, "sit", seat=1, others=[b])
+    await move(b, "sit", seat=2, others=[a])
+    await move(a, "bet", amount=100, others=[b])
+    state = await move(b, "bet", amount=100, others=[a])
+    assert state["table"]["turn"] == {"seat": 1, "hand": 0}
+    state = await move(a, "leave", others=[b])
+    seat = state["table"]["seats"][0]
+    assert seat["hands"][0]["status"] == "stood"
+    assert seat["leaving"] is True
+    assert state["table"]["turn"] == {"seat": 2, "hand": 0}
+    assert b.state["you"]["allowed_by_seat"]["2"][:2] == ["hit", "stand"]
+    state = await move(b, "stand", others=[a])
+    assert state["table"]["phase"] == "settled"
+    assert state["table"]["seats"][0]["player"] is None
+    assert [hand["result"] for hand in state["table"]["seats"][1]["hands"]] == ["win"]
+    report = await database_sync_to_async(audit_ledger)()
+    assert report.ok, report.discrepancies

@@ -2,12 +2,14 @@
 row, on every preset; chips conserved, the ledger audit clean, and every round replayable from its log."""
 
 import random
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
-from tables import selectors, services
+from tables import flow, selectors, services
 from tables.engine import round as engine
 from tables.engine.rules import PRESETS
 from tables.models import Phase, Round, Seat, Table, TableEvent
@@ -201,20 +203,35 @@ def test_a_player_who_sits_during_betting_joins_this_round_and_bets_survive(
     assert_replays(t.current_round)
 
 
+def test_a_player_who_sits_as_betting_closes_gets_time_to_bet(table, alice, bob, act):
+    act(table, alice, "sit", seat=1)
+    # The window has run on: 3 s are left when bob sits down.
+    Table.objects.filter(pk=table.pk).update(deadline=timezone.now() + timedelta(seconds=3))
+    before = timezone.now()
+    act(table, bob, "sit", seat=2)
+    after = timezone.now()
+    deadline = fresh(table).deadline
+    minimum = timedelta(seconds=flow.NEWCOMER_BETTING_SECONDS)
+    assert before + minimum <= deadline <= after + minimum
+    assert services.expire_due(now=deadline - timedelta(seconds=1)) == 0
+    act(table, bob, "bet", amount=10)
+    assert fresh(table).current_round.state["seats"][1]["bet"] == 10
+
+
 def test_leave_mid_round_takes_effect_after_the_round(table, alice, bob, act, scripted_shoe):
     scripted_shoe(table, deal_cards(["Ts", "9h"], ["Tc", "8d"], dealer=["7h", "Tc"]))
     act(table, alice, "sit", seat=1)
     act(table, bob, "sit", seat=2)
     act(table, alice, "bet", amount=10)
     act(table, bob, "bet", amount=10)
-    act(table, alice, "leave")
-    assert Seat.objects.get(table=table, number=1).user == alice
+    act(table, bob, "leave")  # during alice's turn: bob still plays his hand when his turn comes
+    assert Seat.objects.get(table=table, number=2).user == bob
     act(table, alice, "stand")
     act(table, bob, "stand")
     t = fresh(table)
     assert t.phase == Phase.SETTLED
-    assert Seat.objects.get(table=table, number=1).user is None
-    act(table, bob, "leave")
+    assert Seat.objects.get(table=table, number=2).user is None
+    act(table, alice, "leave")
     t = fresh(table)
     assert t.phase == Phase.WAITING
     assert t.deadline is None

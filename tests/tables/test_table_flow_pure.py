@@ -18,6 +18,7 @@ NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 SEEDS = flow.Seeds(server="ab" * 32, client="cd" * 16)
 ANN = flow.Player(1, "ann", "Ann")
 BOB = flow.Player(2, "bob")
+CAROL = flow.Player(3, "carol")
 
 
 def new_table(**settings) -> flow.TableState:
@@ -250,3 +251,61 @@ def test_a_bet_outside_the_limits_moves_nothing(amount):
     state = seated(ANN)
     refusal = refused(state, flow.Act(ANN, {"action": "bet", "amount": amount}, state.version))
     assert refusal.code in ("bad_amount", "bad_message")
+
+
+def test_leaving_during_your_own_turn_stands_every_hand_of_the_seat_at_once():
+    # Ann's 8 8 splits (8 3 and 8 2); Bob stands on 19 against the dealer's 17.
+    cards = scripted(deal_cards(["8c", "8d"], ["Ts", "9h"], dealer=["7c", "Kd"], then=["3s", "2h"]))
+    state = seated(ANN, BOB, cards=cards)
+    state = act(state, ANN, "bet", amount=100)
+    state = act(state, BOB, "bet", amount=50)
+    state = act(state, ANN, "split")
+    assert state.round.engine.turn == (1, 0)
+    later = NOW + timedelta(seconds=3)
+    outcome = decide(state, flow.Act(ANN, {"action": "leave"}, state.version), at=later)
+    left = outcome.state
+    assert [row.action for row in outcome.logs] == [
+        {"action": "stand", "seat": 1, "hand": 0},
+        {"action": "stand", "seat": 1, "hand": 1},
+    ]
+    assert [hand.status for hand in left.round.engine.seats[1].hands] == ["stood", "stood"]
+    assert left.round.engine.turn == (2, 0)  # the round goes on with Bob, on a fresh clock
+    assert left.deadline == later + timedelta(seconds=20)
+    assert left.seats[1].player == ANN
+    assert left.seats[1].leaving_after_round
+    assert [event.text for event in outcome.events][-1] == "Ann stands on leaving (seat 1)."
+    settled = act(left, BOB, "stand")
+    assert settled.phase == "settled"
+    assert settled.seats[1].player is None  # freed after the round, as leaving with chips in play is
+
+
+def test_leaving_when_it_is_not_your_turn_stands_nothing():
+    cards = scripted(deal_cards(["Ts", "7h"], ["Tc", "9h"], dealer=["7c", "Kd"]))
+    state = seated(ANN, BOB, cards=cards)
+    state = act(state, ANN, "bet", amount=100)
+    state = act(state, BOB, "bet", amount=50)
+    outcome = decide(state, flow.Act(BOB, {"action": "leave"}, state.version))
+    assert outcome.logs == []
+    assert outcome.state.round.engine.turn == (1, 0)
+    assert outcome.state.deadline == state.deadline
+    assert outcome.state.seats[2].leaving_after_round
+
+
+def test_a_newcomer_to_a_betting_window_gets_a_minimum_time_to_bet():
+    assert flow.NEWCOMER_BETTING_SECONDS == 10
+    state = seated(ANN)
+    assert state.deadline == NOW + timedelta(seconds=20)
+    # Bob sits with 15 s left: the deadline stays (never shortened).
+    state = act(state, BOB, "sit", seat=2, at=NOW + timedelta(seconds=5))
+    assert state.deadline == NOW + timedelta(seconds=20)
+    # Carol sits with 3 s left: she gets 10 s from now.
+    state = act(state, CAROL, "sit", seat=3, at=NOW + timedelta(seconds=17))
+    assert state.deadline == NOW + timedelta(seconds=27)
+    assert not decide(state, flow.Expire(state.version), at=NOW + timedelta(seconds=26)).changed
+
+
+def test_a_newcomer_never_gets_more_than_the_betting_window_itself():
+    state = decide(new_table(betting_seconds=6), flow.Act(ANN, {"action": "sit", "seat": 1}, 0)).state
+    assert state.deadline == NOW + timedelta(seconds=6)
+    state = act(state, BOB, "sit", seat=2, at=NOW + timedelta(seconds=5))
+    assert state.deadline == NOW + timedelta(seconds=11)

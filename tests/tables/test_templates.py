@@ -360,6 +360,16 @@ def test_play_form_names_the_seat_and_hand_whose_turn_it_is():
     assert hidden == {"seat": "2", "hand": "0"}
 
 
+def test_leaving_on_your_own_turn_asks_first():
+    def leave_button(view):
+        return by_id(by_id(render_live(view), "controls"), "play-leave")
+
+    assert leave_button(playing_view()).attrs["data-confirm"] == "Leave now? Your hand stands."
+    bobs_turn = playing_view()
+    bobs_turn["table"]["turn"] = {"seat": 5, "hand": 0}
+    assert "data-confirm" not in leave_button(bobs_turn).attrs
+
+
 def test_whose_turn_is_obvious():
     root = render_live(playing_view())
     status = by_id(root, "table-status").text_content()
