@@ -63,6 +63,7 @@ def check_views(state: GameState) -> None:
             assert not [card for card in hand if card != state.trump and f'"{card}"' in text]
 
 
+@pytest.mark.slow
 @settings(derandomize=True, max_examples=120, deadline=None)
 @given(rules=rules_strategy, seed=st.integers(0, 2**32 - 1))
 def test_random_games_keep_every_invariant(rules, seed):

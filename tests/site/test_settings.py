@@ -58,7 +58,7 @@ def test_database_and_redis_urls_switch_the_backends():
         timeout=60,
         check=True,
     ).stdout.split()
-    assert out == ["django.db.backends.postgresql", "channels_redis.core.RedisChannelLayer"]
+    assert out == ["django.db.backends.postgresql", "blackjack_site.channel_layer.RedisChannelLayer"]
 
 
 @pytest.mark.skipif(bool(os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL")), reason="services on")
