@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from accounts.models import LedgerEntry
 from tables import broadcast, flow, viewmodel
-from tables.models import CHAT_MAX_LENGTH, ChatMessage, Phase, Presence, Round, Seat, Table
+from tables.models import ChatMessage, Phase, Presence, Round, Seat, Table
+from tables.protocol import MAX_CHAT_BYTES
 from tables.services import load, store
 from tables.services.load import ActionRefused, RoundBroken
 
@@ -165,14 +166,14 @@ def sweep_presence(*, now: datetime | None = None) -> int:
 
 
 def post_chat(*, table_id: int, user, text: str) -> ChatMessage:
-    """Store a chat line (stripped, 1 to 300 characters) and tell the table's viewers."""
+    """Store a chat line (stripped, 1 to `MAX_CHAT_BYTES` bytes of UTF-8) and tell the table's viewers."""
     if user is None or not user.is_authenticated:
         raise ActionRefused("not_authenticated", "Log in to chat.")
     if not isinstance(text, str) or not text.strip():
         raise ActionRefused("bad_message", "Write something to send.")
     text = text.strip()
-    if len(text) > CHAT_MAX_LENGTH:
-        raise ActionRefused("bad_message", f"A chat message is at most {CHAT_MAX_LENGTH} characters.")
+    if len(text.encode("utf-8")) > MAX_CHAT_BYTES:
+        raise ActionRefused("bad_message", f"A chat message is at most {MAX_CHAT_BYTES} bytes of UTF-8.")
     with transaction.atomic():
         table = Table.objects.filter(pk=table_id).first()
         if table is None:

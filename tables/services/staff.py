@@ -2,6 +2,7 @@
 reopening, standing a suspended player up."""
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from tables import broadcast, flow
@@ -42,6 +43,10 @@ def create_table(
     return table
 
 
+#: Open tables a player (not staff) may have opened at once: every table is a lobby row for everyone.
+MAX_OPEN_TABLES_PER_PLAYER = 3
+
+
 def open_table_bounds() -> tuple[int, int]:
     """(lowest minimum, highest maximum) bet for tables players open: the `OpenTableBounds` row staff edit
     in the admin, else `OPEN_TABLE_MIN_BET` / `OPEN_TABLE_MAX_BET` (settings)."""
@@ -68,14 +73,31 @@ def open_table(*, user, name: str, preset, min_bet: int, max_bet: int, private: 
         raise ActionRefused(
             "bad_amount", f"Limits must satisfy {lowest} <= minimum <= maximum <= {highest:,}."
         )
-    return create_table(
-        name=name,
-        preset=preset_row,
-        min_bet=min_bet,
-        max_bet=max_bet,
-        created_by=user,
-        is_private=bool(private),
-    )
+    with transaction.atomic():
+        _check_open_tables_cap(user)
+        return create_table(
+            name=name,
+            preset=preset_row,
+            min_bet=min_bet,
+            max_bet=max_bet,
+            created_by=user,
+            is_private=bool(private),
+        )
+
+
+def _check_open_tables_cap(user) -> None:
+    """Refuse a player who already has `MAX_OPEN_TABLES_PER_PLAYER` open tables (staff open any number). The
+    user's row is locked first (PostgreSQL; SQLite's writers queue anyway), so two requests at once cannot
+    both pass the count."""
+    if user.is_staff:
+        return
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    if Table.objects.filter(created_by=user, is_open=True).count() >= MAX_OPEN_TABLES_PER_PLAYER:
+        raise ActionRefused(
+            "too_many_tables",
+            f"You already have {MAX_OPEN_TABLES_PER_PLAYER} open tables, the most a player may open. "
+            "Play at one of them, or ask staff to close one.",
+        )
 
 
 def table_max_bet_cap() -> int:

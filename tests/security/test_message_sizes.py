@@ -21,8 +21,8 @@ from tables.consumers import FRAME_TOO_LARGE, MAX_OPEN_FRAME_BYTES
 from tables.models import ChatMessage, RulePreset, Table
 from tables.protocol import MAX_CHAT_BYTES, ProtocolError, parse_message
 from tables.rendering import live_html
+from tables.services.staff import MAX_OPEN_TABLES_PER_PLAYER
 from tables.viewmodel import LOBBY_PAGE_SIZE, build_lobby_view, viewer_view
-from tables.views import MAX_OPEN_TABLES_PER_PLAYER
 from tests.tables.wsclient import CommunicatorClient, SocketClient, session_cookie
 
 #: The cap the cluster used to pass Daphne.
@@ -94,6 +94,33 @@ def test_chat_lines_are_bounded_in_bytes_not_characters():
         parse_message(json.dumps({"action": "chat", "text": euro * 101, "v": 0}), html=False)
     assert refused.value.code == "bad_message"
     assert "bytes" in refused.value.message
+
+
+@pytest.mark.django_db
+def test_the_chat_service_bounds_lines_in_bytes_too(table, alice):
+    """A caller other than the parser (a bot tool, a later game) meets the same bound in the service."""
+    euro = "\u20ac"
+    services.post_chat(table_id=table.pk, user=alice, text=euro * 100)
+    with pytest.raises(services.ActionRefused) as refused:
+        services.post_chat(table_id=table.pk, user=alice, text=euro * 101)
+    assert refused.value.code == "bad_message"
+    assert ChatMessage.objects.filter(table=table).count() == 1
+
+
+@pytest.mark.django_db
+def test_the_open_table_service_enforces_the_cap_itself(make_user):
+    player = make_user("opener")
+    preset = RulePreset.objects.get_or_create(name="Vegas Strip", defaults={"rules": {"decks": 6}})[0]
+    for number in range(MAX_OPEN_TABLES_PER_PLAYER):
+        services.open_table(
+            user=player, name=f"T{number}", preset=preset, min_bet=10, max_bet=500, private=False
+        )
+    with pytest.raises(services.ActionRefused) as refused:
+        services.open_table(
+            user=player, name="one more", preset=preset, min_bet=10, max_bet=500, private=True
+        )
+    assert refused.value.code == "too_many_tables"
+    assert Table.objects.filter(created_by=player).count() == MAX_OPEN_TABLES_PER_PLAYER
 
 
 @pytest.mark.django_db
