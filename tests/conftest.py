@@ -31,6 +31,18 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture(autouse=True)
+def _no_table_actors_kept():
+    """Each test starts without table actors (`settings.TABLE_ACTORS`), whatever its directory: one kept from
+    another test would hold a table of a database that test rolled back, and its mailbox task belongs to that
+    test's event loop, which no longer runs."""
+    from tables import actors
+
+    actors.forget_actors()
+    yield
+    actors.forget_actors()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_shared_views():
     """Each test starts with nothing kept in the process about tables: test databases reuse table ids and
     versions, which in production name one table state for good. That is the kept views and the newest chat

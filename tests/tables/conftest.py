@@ -21,7 +21,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Wallet
-from tables import actors, services
+from tables import services
 from tables.engine.cards import new_deck_order
 from tables.engine.rules import PRESETS
 from tables.models import RulePreset, Table
@@ -32,15 +32,6 @@ PASSWORD = "Felt-and-chips-42"
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
-def _no_table_actors_kept():
-    """Each test starts without table actors (`settings.TABLE_ACTORS`): one kept from another test would hold
-    a table of a database that test rolled back."""
-    actors.forget_actors()
-    yield
-    actors.forget_actors()
 
 
 @pytest.fixture
