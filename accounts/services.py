@@ -478,6 +478,7 @@ def adjust(*, user, amount, staff, reason) -> LedgerEntry:
         raise WalletError("An adjustment needs a reason.", code="bad_memo")
     _check_memo(reason)
     with transaction.atomic():
+        sockets.tell_balance(user_id=user.pk)
         return _move(
             user=user,
             system_kind=Wallet.Kind.ISSUER,
@@ -542,6 +543,7 @@ def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
                 next_claim_at=next_claim_at,
             )
         Wallet.objects.filter(pk=wallet.pk).update(last_daily_grant_at=now)
+        sockets.tell_balance(user_id=user.pk)
         return _move(
             user=user,
             system_kind=Wallet.Kind.ISSUER,

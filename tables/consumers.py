@@ -171,6 +171,9 @@ def _query(scope) -> dict[str, str]:
 
 
 class _Consumer(AsyncWebsocketConsumer):
+    #: The partials of `LIVE_TEMPLATE` that carry the user's balance on this kind of page.
+    balance_partials = ("nav_balance",)
+
     async def websocket_connect(self, message):
         """Join the group that closes this socket when its session ends (`accounts.sockets`) before anything
         else, so that the end of a session cannot slip between the check of the session and the join."""
@@ -184,6 +187,23 @@ class _Consumer(AsyncWebsocketConsumer):
         """The user logged out, changed their password or was suspended: close (`accounts.sockets`)."""
         if sockets.ended_for(event, getattr(self, "session_id", None)):
             await self.close(code=sockets.SESSION_ENDED)
+
+    async def balance_changed(self, event):
+        """Chips moved outside a table (the daily grant, a staff adjustment; `accounts.sockets`): push the
+        balance, read afresh, to this page: `{"type": "balance", "balance": N}`, or out-of-band fragments for
+        the header's figure and, on a table page, the status strip's "Your chips"."""
+        text = await on_database(self._balance_message)()
+        if text is not None:
+            await self.send(text_data=text)
+
+    def _balance_message(self) -> str | None:
+        balance = sockets.current_balance(_unwrapped(self.scope["user"]).pk)
+        if balance is None:
+            return None
+        if self.json_format:
+            return json.dumps({"type": "balance", "balance": balance})
+        context = {"view": {"you": {"balance": balance}}, "oob": True}
+        return "".join(render_to_string(f"{LIVE_TEMPLATE}#{part}", context) for part in self.balance_partials)
 
     async def send(self, text_data=None, bytes_data=None, close=False):
         """Send a frame; one to a client that has just closed its connection is dropped. The server (Daphne)
@@ -206,6 +226,7 @@ def _unwrapped(user):
 
 
 class TableConsumer(_Consumer):
+    balance_partials = ("nav_balance", "your_chips")
     lean = False  # JSON states without the log and chat lists (`?format=json&log=off`)
 
     async def connect(self):
