@@ -125,7 +125,13 @@ class TableActor:
     # --- the deadline timer ---
 
     def _arm(self) -> None:
-        """Set the timer of the deadline of the state in memory (once per version and deadline)."""
+        """Set the timer of the deadline of the state in memory (once per version and deadline). Deadlines
+        are enforced where the process's clock is on (`clock.enabled()`: not with `TABLE_CLOCK=0`, nor under
+        pytest unless `TABLE_CLOCK=1`), by its timers and its sweep alike."""
+        from tables import clock  # the clock's sweep asks this module which deadlines are armed
+
+        if not clock.enabled():
+            return
         state = self.loaded.state if self.loaded is not None else None
         wanted = (state.version, state.deadline) if state is not None and state.deadline else None
         if wanted == self._armed:

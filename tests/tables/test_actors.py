@@ -196,9 +196,15 @@ async def wait_for(predicate, seconds: float = 5.0) -> None:
     raise AssertionError("not within the time allowed")
 
 
+@pytest.fixture
+def timers_on(monkeypatch):
+    """Deadlines are enforced as in a server (under pytest the clock and the actors' timers are off)."""
+    monkeypatch.setenv("TABLE_CLOCK", "1")
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_the_actors_timer_applies_the_deadline_once(make_table, alice):
+async def test_the_actors_timer_applies_the_deadline_once(make_table, alice, timers_on):
     table = await db(make_table, betting_seconds=1)
     sat = await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
@@ -217,7 +223,9 @@ async def test_the_actors_timer_applies_the_deadline_once(make_table, alice):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_deadline_the_clock_applied_first_is_not_applied_again_by_the_timer(make_table, alice):
+async def test_a_deadline_the_clock_applied_first_is_not_applied_again_by_the_timer(
+    make_table, alice, timers_on
+):
     table = await db(make_table, betting_seconds=1)
     sat = await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
@@ -287,7 +295,9 @@ def test_the_fence_in_the_pipeline_catches_another_writer(table, alice, bob, car
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_the_clocks_sweep_leaves_a_deadline_to_the_actor_whose_timer_is_set(make_table, alice):
+async def test_the_clocks_sweep_leaves_a_deadline_to_the_actor_whose_timer_is_set(
+    make_table, alice, timers_on
+):
     table = await db(make_table, betting_seconds=30)
     sat = await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
