@@ -14,6 +14,7 @@ import sys
 
 from tables.engine.errors import EngineError
 from tables.engine.shoe import combine_client_seeds, seed_hash
+from tables.engine.verify import add_seed_arguments
 
 from .deck import shuffled_deck
 from .game import new_game
@@ -25,14 +26,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m durak.engine.verify",
         description="Recompute a provably fair Durak deck from its seeds.",
     )
-    parser.add_argument("--server-seed", required=True, help="the revealed server seed, 64 hex characters")
-    client = parser.add_mutually_exclusive_group(required=True)
-    client.add_argument("--client-seed", help="the game's client seed, as shown by the table")
-    client.add_argument(
-        "--player-seed",
-        action="append",
-        help="one player's seed (repeat for each); combined as the table does",
-    )
+    add_seed_arguments(parser, "game")
     parser.add_argument("--players", type=int, required=True, help="number of players dealt (2-6)")
     parser.add_argument("--nonce", type=int, default=0, help="the game's nonce (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")

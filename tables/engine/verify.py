@@ -19,18 +19,24 @@ from .errors import EngineError
 from .shoe import combine_client_seeds, dealing_order, seed_hash, shuffled_shoe
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m tables.engine.verify", description="Recompute a provably fair shoe from its seeds."
-    )
+def add_seed_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """The seed options every deck check takes (this shoe's and a Durak deck's): the revealed server seed, and
+    the client seed or the players' seeds it is made of."""
     parser.add_argument("--server-seed", required=True, help="the revealed server seed, 64 hex characters")
     client = parser.add_mutually_exclusive_group(required=True)
-    client.add_argument("--client-seed", help="the shoe's client seed, as shown by the table")
+    client.add_argument("--client-seed", help=f"the {what}'s client seed, as shown by the table")
     client.add_argument(
         "--player-seed",
         action="append",
         help="one player's seed (repeat for each); combined as the table does",
     )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tables.engine.verify", description="Recompute a provably fair shoe from its seeds."
+    )
+    add_seed_arguments(parser, "shoe")
     parser.add_argument("--decks", type=int, required=True, help="number of decks in the shoe (1-8)")
     parser.add_argument("--nonce", type=int, default=0, help="the shoe's nonce (default 0)")
     parser.add_argument(
