@@ -139,7 +139,7 @@ class UserAdmin(DjangoUserAdmin):
 
 @admin.register(Wallet)
 class WalletAdmin(ReadOnlyAdmin):
-    list_display = ("id", "kind", "user", "balance", "last_daily_grant_at", "created_at")
+    list_display = ("id", "kind", "user", "table_ref", "balance", "last_daily_grant_at", "created_at")
     list_filter = ("kind",)
     search_fields = ("user__username", "user__display_name")
     list_select_related = ("user",)

@@ -18,7 +18,8 @@ class AuditReport:
     entries: int = 0
     chips_in_play: int = 0  # sum of player balances
     issued: int = 0  # chips granted or adjusted in, net (minus the issuer's balance)
-    house_result: int = 0  # the house's balance: what players lost to it, net
+    house_result: int = 0  # the house's balance and its tables' floats: what players lost to it, net
+    floats: int = 0  # the tables' floats (part of the house result)
     total: int = 0  # sum of every balance; must be 0
     discrepancies: list[str] = field(default_factory=list)
 
@@ -45,7 +46,9 @@ def _audit() -> AuditReport:
     wallets = Wallet.objects.annotate(
         ledger_sum=Sum("entries__amount"), entry_count=Count("entries")
     ).order_by("pk")
-    for wallet in wallets.values("pk", "kind", "user_id", "balance", "ledger_sum", "entry_count"):
+    for wallet in wallets.values(
+        "pk", "kind", "user_id", "table_ref", "balance", "ledger_sum", "entry_count"
+    ):
         report.wallets += 1
         report.entries += wallet["entry_count"]
         balance, ledger_sum = wallet["balance"], wallet["ledger_sum"] or 0
@@ -59,6 +62,8 @@ def _audit() -> AuditReport:
             report.issued -= balance
         else:
             report.house_result += balance
+            if wallet["kind"] == Wallet.Kind.FLOAT:
+                report.floats += balance
         if balance != ledger_sum:
             problems.append(f"{name}: balance {balance} but its entries sum to {ledger_sum}")
 
@@ -98,4 +103,6 @@ def _audit() -> AuditReport:
 def _wallet_name(wallet: dict) -> str:
     if wallet["kind"] == Wallet.Kind.PLAYER:
         return f"wallet {wallet['pk']} (user #{wallet['user_id']})"
+    if wallet["kind"] == Wallet.Kind.FLOAT:
+        return f"float wallet {wallet['pk']} (table #{wallet['table_ref']})"
     return f"{wallet['kind']} wallet {wallet['pk']}"

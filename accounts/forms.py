@@ -92,7 +92,7 @@ def _unused_email(email: str, *, user) -> str:
 class ProfileForm(forms.ModelForm):
     class Meta:
         model = User
-        fields = ("display_name", "avatar", "email")
+        fields = ("display_name", "avatar", "email", "show_mistakes")
         widgets = {"avatar": forms.RadioSelect}
         help_texts = {"email": "Optional; only used to reset a forgotten password."}
 

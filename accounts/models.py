@@ -4,6 +4,10 @@ Money rules (see shared/GUIDE.md section 3): chips are integers; a player's bala
 database constraint, not only Python); every change is a pair of ledger rows written in one transaction, so
 the sum of all wallet balances is always exactly zero. Only `accounts.services` writes wallets and ledger
 rows.
+
+Wallets: one per player, the house (the bank), the issuer (the source of granted chips), and one float per
+table (`table_ref`): the house's chips at that table, so that every table's bets and payouts move against a
+row of its own. A float is funded from the house and swept back to it (ledger kind "float").
 """
 
 import unicodedata
@@ -52,6 +56,14 @@ class User(AbstractUser):
     suspended = models.BooleanField(
         default=False, help_text="A suspended player cannot sit or act at a table (staff admin)."
     )
+    show_mistakes = models.BooleanField(
+        "show my coach notes",
+        default=False,
+        help_text="Let other players see the coach's notes on your play (your decisions unlike basic "
+        "strategy) on your public profile. Off: only you see them.",
+    )
+    #: The table page's choices that follow the player from browser to browser (`accounts.preferences`).
+    preferences = models.JSONField(default=dict, blank=True)
 
     @property
     def public_name(self) -> str:
@@ -69,35 +81,44 @@ class Wallet(models.Model):
         PLAYER = "player", "Player"
         HOUSE = "house", "House"
         ISSUER = "issuer", "Issuer (granted chips)"
+        FLOAT = "float", "Table float"
 
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.PLAYER)
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="wallet"
     )
     balance = models.BigIntegerField(default=0)
+    # The table of a float wallet (not a foreign key: the wallets know nothing of tables).
+    table_ref = models.BigIntegerField(null=True, blank=True)
     last_daily_grant_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=~Q(kind="player") | Q(balance__gte=0),
-                name="wallet_player_balance_non_negative",
-                violation_error_message="A player's balance cannot go below zero.",
+                condition=~Q(kind__in=["player", "float"]) | Q(balance__gte=0),
+                name="wallet_balance_non_negative",
+                violation_error_message="A player's or a table float's balance cannot go below zero.",
             ),
             models.CheckConstraint(
-                condition=Q(kind="player", user__isnull=False)
-                | Q(kind__in=["house", "issuer"], user__isnull=True),
+                condition=Q(kind="player", user__isnull=False, table_ref__isnull=True)
+                | Q(kind__in=["house", "issuer"], user__isnull=True, table_ref__isnull=True)
+                | Q(kind="float", user__isnull=True, table_ref__isnull=False),
                 name="wallet_owner_matches_kind",
             ),
             models.UniqueConstraint(
-                fields=["kind"], condition=~Q(kind="player"), name="wallet_one_house_one_issuer"
+                fields=["kind"], condition=Q(kind__in=["house", "issuer"]), name="wallet_one_house_one_issuer"
+            ),
+            models.UniqueConstraint(
+                fields=["table_ref"], condition=Q(kind="float"), name="wallet_one_float_per_table"
             ),
         ]
 
     def __str__(self) -> str:
         if self.kind == self.Kind.PLAYER:
             return f"wallet of user #{self.user_id}"
+        if self.kind == self.Kind.FLOAT:
+            return f"float of table #{self.table_ref}"
         return f"{self.kind} wallet"
 
 
@@ -108,6 +129,7 @@ class LedgerEntry(AppendOnlyModel):
         PAYOUT = "payout", "Payout"
         REFUND = "refund", "Refund"
         ADJUSTMENT = "adjustment", "Adjustment"
+        FLOAT = "float", "Float (house <-> table)"
 
     MEMO_MAX_LENGTH = 200
 
@@ -132,7 +154,7 @@ class LedgerEntry(AppendOnlyModel):
         constraints = [
             models.CheckConstraint(condition=~Q(amount=0), name="ledger_amount_non_zero"),
             models.CheckConstraint(
-                condition=Q(kind__in=["grant", "bet", "payout", "refund", "adjustment"]),
+                condition=Q(kind__in=["grant", "bet", "payout", "refund", "adjustment", "float"]),
                 name="ledger_kind_valid",
             ),
         ]

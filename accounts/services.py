@@ -5,15 +5,17 @@ caller's transaction (a bet debit together with the round's state change); a ref
 nothing behind.
 
 Every movement is double entry: two ledger rows with the same transfer id, one on the player's wallet and
-one on a system wallet (the house for play, the issuer for granted chips), so the sum of all balances stays
-exactly zero.
+one on the other side: the table's float for play at a table (`table_ref`), the house for play elsewhere, the
+issuer for granted chips. A float is the house's money at one table, so that tables never contend on one row:
+it is funded from the house and swept back to it (`set_float`), and a payment it cannot cover tops it up from
+the house in the same transaction first (`_cover`). The sum of all balances stays exactly zero.
 
-Locking: each movement updates the system wallet row first and the player's row second. Updating a row locks
-it until the transaction ends (PostgreSQL), so the order is the same everywhere and a transaction that moves
-chips for several players cannot deadlock with another one. Debits are conditional updates (`balance >=
-amount`), correct on SQLite and PostgreSQL alike; the balances written into `balance_after` are the ones the
-updates return (`UPDATE ... RETURNING`), while the rows are still locked. On SQLite, IMMEDIATE transactions
-(settings) serialise writers instead.
+Locking: each movement updates the other side's row first and the player's row second; a float's row is
+locked before the house's. Updating a row locks it until the transaction ends (PostgreSQL), so the order is
+the same everywhere and a transaction that moves chips for several players cannot deadlock with another one.
+Debits are conditional updates (`balance >= amount`, for players and floats), correct on SQLite and PostgreSQL
+alike; the balances written into `balance_after` are the ones the updates return (`UPDATE ... RETURNING`),
+while the rows are still locked. On SQLite, IMMEDIATE transactions (settings) serialise writers instead.
 """
 
 import uuid
@@ -27,7 +29,7 @@ from django.utils import timezone
 
 from accounts import selectors, sockets
 from accounts.models import LedgerEntry, Wallet
-from blackjack_site.prepared import Batch, execute_returning, insert, returning_together
+from blackjack_site.batch import Batch, ModelStatement, Statement, returning, returning_together
 
 # No single movement is anywhere near this; it keeps every sum far inside a 64-bit integer.
 MAX_AMOUNT = 10**12
@@ -116,65 +118,101 @@ def _update_system_wallet(kind: str, delta: int) -> tuple[int, int]:
     return rows[0]
 
 
-# The statements of every movement, built once (blackjack_site.prepared): a table action moves chips often.
-# Each returns the id and new balance of every row it changed, so no movement reads the balances again.
+class _Side(NamedTuple):
+    """The other side of a player's movement: a system wallet (`kind` house or issuer), or the float of the
+    table `table_ref`, which a payment it cannot cover tops up from the house to `target` chips beyond the
+    payment (`_cover`)."""
+
+    kind: str
+    table_ref: int | None = None
+    target: int = 0
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == Wallet.Kind.FLOAT
+
+
+def _play_side(table_ref, float_target) -> _Side:
+    """Chips played at a table move against its float; chips played nowhere in particular, the house's."""
+    _check_ref("table_ref", table_ref)
+    if table_ref is None:
+        return _Side(Wallet.Kind.HOUSE)
+    if isinstance(float_target, bool) or not isinstance(float_target, int) or float_target < 0:
+        raise WalletError("A float's target is a whole number of chips, zero or more.", code="bad_amount")
+    return _Side(Wallet.Kind.FLOAT, table_ref, float_target)
+
+
+# The statements of every movement, plain SQL (a table action moves chips often: compiling a queryset for each
+# would cost more CPU than running it). Each returns the id and new balance of every row it changed, so no
+# movement reads the balances again. `Statement` is the SQL and its parameters.
+_WALLETS = Wallet._meta.db_table
+
+
 def _add_to_system_wallet(kind: str, delta: int) -> list[tuple[int, int]]:
-    return execute_returning(*_system_addition(kind, delta))
+    return returning(*_system_addition(kind, delta))
 
 
-def _system_addition(kind: str, delta: int) -> tuple:
-    return _balance_addition(f"{_system_kind(kind)} system", lambda q: _is_system_wallet(q, kind), [delta])
+def _system_addition(kind: str, delta: int) -> Statement:
+    return _balance_addition(_is_system_wallet(kind), [delta])
+
+
+def _side_addition(side: _Side, delta: int) -> Statement:
+    """Add `delta` to the side's wallet; a float only while it covers a debit (one row changed, or none: the
+    float is missing or short)."""
+    if not side.is_float:
+        return _system_addition(side.kind, delta)
+    return _balance_addition(_IS_FLOAT, [delta, side.table_ref, max(0, -delta)])
+
+
+#: The condition selecting a table's float (parameter: the table's id), then `balance >= %s`; the kind is
+#: written out for the partial unique index of the floats (see `_is_system_wallet`).
+_IS_FLOAT = "kind = 'float' AND table_ref = %s AND balance >= %s"
+
+
+def _side_exists(side: _Side) -> str:
+    """The condition that the side's wallet exists (a float's: parameter the table's id)."""
+    if side.is_float:
+        return f"EXISTS (SELECT 1 FROM {_WALLETS} WHERE kind = 'float' AND table_ref = %s)"
+    return f"EXISTS (SELECT 1 FROM {_WALLETS} WHERE {_is_system_wallet(side.kind)})"
+
+
+def _side_params(side: _Side | None) -> list:
+    return [side.table_ref] if side is not None and side.is_float else []
 
 
 def _system_kind(kind: str) -> str:
     """A system wallet's kind, checked: it is written into the statements below."""
     kind = Wallet.Kind(kind).value
-    if kind == Wallet.Kind.PLAYER:
-        raise ValueError("a player wallet is no system wallet")
+    if kind in (Wallet.Kind.PLAYER, Wallet.Kind.FLOAT):
+        raise ValueError(f"a {kind} wallet is no system wallet")
     return kind
 
 
-def _is_system_wallet(q, kind: str) -> str:
+def _is_system_wallet(kind: str) -> str:
     """The condition selecting the `kind` system wallet, its kind written out: PostgreSQL finds that row
-    through the partial unique index of the system wallets only when it sees that the kind is not "player",
-    which it cannot see of a parameter in a prepared statement's generic plan (it scanned every wallet)."""
-    return f"{q('kind')} = '{_system_kind(kind)}'"
+    through the partial unique index of the system wallets only when it sees the kind, which it cannot see
+    of a parameter in a prepared statement's generic plan (it scanned every wallet)."""
+    return f"kind = '{_system_kind(kind)}'"
 
 
 def _add_to_player_wallet(user_id: int, delta: int) -> list[tuple[int, int]]:
-    return execute_returning(*_player_addition(user_id, delta))
+    return returning(*_player_addition(user_id, delta))
 
 
-def _player_addition(user_id: int, delta: int, *, system_kind: str | None = None) -> tuple:
-    """Credit, or debit only while the balance covers it (one row changed, or none); with `system_kind`, only
-    if that system wallet exists (sent after its update, in one round trip: see `_move`)."""
-    if system_kind is None:
-        return _balance_addition(
-            "player",
-            lambda q: f"{q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s",
-            [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)],
-        )
-    return _balance_addition(
-        f"player after the {_system_kind(system_kind)} system wallet",
-        lambda q: (
-            f"{q('user_id')} = %s AND {q('kind')} = %s AND {q('balance')} >= %s AND EXISTS (SELECT 1 FROM "
-            f"{q(Wallet._meta.db_table)} WHERE {_is_system_wallet(q, system_kind)})"
-        ),
-        [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)],
-    )
+def _player_addition(user_id: int, delta: int, *, guard: _Side | None = None) -> Statement:
+    """Credit, or debit only while the balance covers it (one row changed, or none); with `guard`, only if
+    that side's wallet exists (sent after its update, in one round trip: see `_move`)."""
+    where = "user_id = %s AND kind = %s AND balance >= %s"
+    params = [delta, user_id, Wallet.Kind.PLAYER.value, max(0, -delta)]
+    if guard is None:
+        return _balance_addition(where, params)
+    return _balance_addition(f"{where} AND {_side_exists(guard)}", [*params, *_side_params(guard)])
 
 
-def _balance_addition(which: str, where, params: list) -> tuple:
-    """The statement adding `params[0]` to the balance of the wallet rows `where(quote_name)` selects and
-    returning (id, new balance) of each, for `execute_returning`: its key, builder and parameters."""
-    return (
-        f"wallet: add to a {which} wallet",
-        lambda q: (
-            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + %s WHERE {where(q)} "
-            f"RETURNING {q('id')}, {q('balance')}"
-        ),
-        params,
-    )
+def _balance_addition(where: str, params: list) -> Statement:
+    """The statement adding `params[0]` to the balance of the wallet rows `where` selects and returning
+    (id, new balance) of each."""
+    return f"UPDATE {_WALLETS} SET balance = balance + %s WHERE {where} RETURNING id, balance", params
 
 
 def _lock_system_wallet(kind: str) -> None:
@@ -186,10 +224,76 @@ def _lock_system_wallet(kind: str) -> None:
         list(locked.all())
 
 
+def _locked_float(table_ref: int) -> tuple[int, int]:
+    """Lock the table's float (creating it, empty, if it is missing): its id and balance."""
+    floats = Wallet.objects.select_for_update().filter(kind=Wallet.Kind.FLOAT, table_ref=table_ref)
+    row = floats.values_list("pk", "balance").first()
+    if row is None:
+        try:
+            with transaction.atomic():
+                Wallet.objects.create(kind=Wallet.Kind.FLOAT, table_ref=table_ref)
+        except IntegrityError:
+            pass  # created at the same moment by another transaction
+        row = floats.values_list("pk", "balance").first()
+    return row
+
+
+def _cover(side: _Side, delta: int, *, batch: Batch | None) -> tuple[int, int]:
+    """Add `delta` to the side's wallet after the movement's first statement changed nothing there: the
+    wallet is missing (a float not yet used, a test database flushed) and is created, or the float cannot
+    cover a payment and is topped up from the house first (to `side.target` chips beyond it, in the same
+    transaction, so that a settlement is never refused for the house's chips). Its id and new balance."""
+    if not side.is_float:
+        return _update_system_wallet(side.kind, delta)
+    pk, balance = _locked_float(side.table_ref)
+    if balance + delta < 0:
+        _float_transfer(
+            pk, side.table_ref, side.target - (balance + delta), memo="Top-up for a payment", batch=batch
+        )
+    return returning(*_side_addition(side, delta))[0]
+
+
+def _float_transfer(pk: int, table_ref: int, amount: int, *, memo: str, batch: Batch | None) -> None:
+    """Move `amount` chips from the house into the float `pk` of table `table_ref` (negative: back to the
+    house), whose row the caller has locked and which covers a negative amount: two ledger rows of kind
+    "float". The float's row is locked before the house's, as every movement of a float does."""
+    float_pk, float_balance = returning(*_side_addition(_Side(Wallet.Kind.FLOAT, table_ref), amount))[0]
+    house_pk, house_balance = _update_system_wallet(Wallet.Kind.HOUSE, -amount)
+    common = {
+        "transfer": uuid.uuid4(),
+        "kind": LedgerEntry.Kind.FLOAT,
+        "table_ref": table_ref,
+        "memo": memo,
+        "created_at": timezone.now(),
+    }
+    entries = [
+        LedgerEntry(wallet_id=float_pk, amount=amount, balance_after=float_balance, **common),
+        LedgerEntry(wallet_id=house_pk, amount=-amount, balance_after=house_balance, **common),
+    ]
+    _insert_entries(entries, batch)
+
+
+def set_float(*, table_ref: int, chips: int, memo: str) -> int:
+    """Move chips between the house and the table's float so that the float holds `chips` (0: sweep it all
+    back to the house), creating the float if it is missing. Returns the chips moved into the float
+    (negative: swept out of it). Its own transaction, short: the float's row is locked, then the house's."""
+    _check_ref("table_ref", table_ref)
+    if table_ref is None:
+        raise WalletError("A float belongs to a table.", code="bad_reference")
+    if isinstance(chips, bool) or not isinstance(chips, int) or not 0 <= chips <= MAX_AMOUNT:
+        raise InvalidAmount(f"A float holds 0 to {MAX_AMOUNT:,} chips.")
+    _check_memo(memo)
+    with transaction.atomic():
+        pk, balance = _locked_float(table_ref)
+        if chips != balance:
+            _float_transfer(pk, table_ref, chips - balance, memo=memo, batch=None)
+        return chips - balance
+
+
 def _move(
     *,
     user,
-    system_kind: str,
+    side: _Side,
     player_delta: int,
     kind: str,
     round_ref: int | None = None,
@@ -198,28 +302,28 @@ def _move(
     created_by=None,
     batch: Batch | None = None,
 ) -> LedgerEntry:
-    """Move `player_delta` chips into (positive) or out of (negative) the player's wallet, against a system
-    wallet.
+    """Move `player_delta` chips into (positive) or out of (negative) the player's wallet, against `side`.
 
     Must run inside an atomic block; returns the player's ledger entry. With `batch` (of the same
     transaction), the ledger rows wait there to be written with the caller's other writes, and the entry
     returned has no id.
     """
-    # The system wallet's row first, then the player's (the lock order of every movement), in one round trip.
-    system_rows, player_rows = returning_together(
-        _system_addition(system_kind, -player_delta),
-        _player_addition(user.pk, player_delta, system_kind=system_kind),
+    # The side's row first, then the player's (the lock order of every movement), in one round trip.
+    side_rows, player_rows = returning_together(
+        _side_addition(side, -player_delta), _player_addition(user.pk, player_delta, guard=side)
     )
-    if not system_rows:
-        # No system wallet (a test database flushed): the player's row was left alone; create it, then go on
-        # in the same order, one statement at a time.
-        system_rows = [_update_system_wallet(system_kind, -player_delta)]
+    if not side_rows:
+        # The side's wallet is missing (the player's row was left alone) or is a float short of a payment
+        # (the player was credited: undone here, this transaction holds the row); then the slow way.
+        if player_rows:
+            _add_to_player_wallet(user.pk, -player_delta)
+        side_rows = [_cover(side, -player_delta, batch=batch)]
         player_rows = _add_to_player_wallet(user.pk, player_delta)
-    system_pk, system_balance = system_rows[0]
+    side_pk, side_balance = side_rows[0]
     if not player_rows:
-        # Undo the system wallet's side: this transaction holds its row, so this restores it exactly, and a
-        # refusal leaves nothing behind without a savepoint.
-        _update_system_wallet(system_kind, player_delta)
+        # Undo the side's change: this transaction holds its row, so this restores it exactly, and a refusal
+        # leaves nothing behind without a savepoint.
+        returning(*_side_addition(side, player_delta))
         balance = Wallet.objects.filter(user=user).values_list("balance", flat=True).first()
         if balance is None:
             raise NoWallet(f"User {user.pk} has no wallet.")
@@ -240,11 +344,26 @@ def _move(
     player_entry = LedgerEntry(
         wallet_id=player_pk, amount=player_delta, balance_after=player_balance, **common
     )
-    system_entry = LedgerEntry(
-        wallet_id=system_pk, amount=-player_delta, balance_after=system_balance, **common
-    )
-    insert(LedgerEntry, [player_entry, system_entry], ids=batch is None, batch=batch)
+    side_entry = LedgerEntry(wallet_id=side_pk, amount=-player_delta, balance_after=side_balance, **common)
+    _insert_entries([player_entry, side_entry], batch)
     return player_entry
+
+
+_INSERT_ENTRY = ModelStatement(
+    LedgerEntry,
+    [field.name for field in LedgerEntry._meta.concrete_fields if not field.primary_key],
+    "INSERT INTO {table} ({columns}) VALUES {row}",
+)
+
+
+def _insert_entries(entries: list[LedgerEntry], batch: Batch | None) -> None:
+    """Write ledger rows in one statement: at once, their ids set (`bulk_create`), or with `batch` as plain
+    SQL waiting there (their ids stay unset)."""
+    if batch is None:
+        LedgerEntry.objects.bulk_create(entries)
+        return
+    params = [param for entry in entries for param in _INSERT_ENTRY.of(entry)]
+    batch.add(_INSERT_ENTRY.rows(len(entries)), params)
 
 
 def open_wallet(*, user) -> Wallet:
@@ -255,7 +374,7 @@ def open_wallet(*, user) -> Wallet:
         if created:
             _move(
                 user=user,
-                system_kind=Wallet.Kind.ISSUER,
+                side=_Side(Wallet.Kind.ISSUER),
                 player_delta=check_amount(settings.STARTING_CHIPS),
                 kind=LedgerEntry.Kind.GRANT,
                 memo="Welcome grant",
@@ -265,39 +384,57 @@ def open_wallet(*, user) -> Wallet:
 
 
 def stake(
-    *, user, amount, round_ref=None, table_ref=None, memo="", batch: Batch | None = None
+    *,
+    user,
+    amount,
+    round_ref=None,
+    table_ref=None,
+    memo="",
+    float_target: int = 0,
+    batch: Batch | None = None,
 ) -> LedgerEntry:
-    """Take `amount` chips from the player for a bet (player -> house). Raises InsufficientChips when the
-    balance is too low, InvalidAmount for anything but a positive int. Returns the player's ledger entry
-    (`batch`: see `_move`)."""
+    """Take `amount` chips from the player for a bet: into the float of the table `table_ref`, or the house's
+    without a table. Raises InsufficientChips when the balance is too low, InvalidAmount for anything but a
+    positive int. Returns the player's ledger entry (`float_target`: see `pay`; `batch`: see `_move`)."""
     check_amount(amount)
-    return _house_movement(
+    return _play_movement(
         user=user,
         player_delta=-amount,
         kind=LedgerEntry.Kind.BET,
         round_ref=round_ref,
         table_ref=table_ref,
         memo=memo,
+        float_target=float_target,
         batch=batch,
     )
 
 
 def pay(
-    *, user, amount, kind="payout", round_ref=None, table_ref=None, memo="", batch: Batch | None = None
+    *,
+    user,
+    amount,
+    kind="payout",
+    round_ref=None,
+    table_ref=None,
+    memo="",
+    float_target: int = 0,
+    batch: Batch | None = None,
 ) -> LedgerEntry:
-    """Give the player `amount` chips from the house: `kind` is "payout" (winnings with the returned stake) or
-    "refund" (a bet given back, e.g. a push or a cancelled round). Returns the player's ledger entry
-    (`batch`: see `_move`)."""
+    """Give the player `amount` chips from the float of the table `table_ref` (from the house without a
+    table): `kind` is "payout" (winnings with the returned stake) or "refund" (a bet given back, e.g. a push
+    or a cancelled round). A float that cannot cover it is first topped up from the house, to `float_target`
+    chips beyond the payment. Returns the player's ledger entry (`batch`: see `_move`)."""
     check_amount(amount)
     if kind not in (LedgerEntry.Kind.PAYOUT, LedgerEntry.Kind.REFUND):
         raise WalletError(f"A payment is a payout or a refund, not {kind!r}.", code="bad_kind")
-    return _house_movement(
+    return _play_movement(
         user=user,
         player_delta=amount,
         kind=kind,
         round_ref=round_ref,
         table_ref=table_ref,
         memo=memo,
+        float_target=float_target,
         batch=batch,
     )
 
@@ -312,16 +449,21 @@ class Payment(NamedTuple):
 
 
 def pay_many(
-    *, payments: Sequence[Payment], round_ref=None, table_ref=None, batch: Batch | None = None
+    *,
+    payments: Sequence[Payment],
+    round_ref=None,
+    table_ref=None,
+    float_target: int = 0,
+    batch: Batch | None = None,
 ) -> list[LedgerEntry]:
-    """Make several payments from the house at once (a round's settlement): the same ledger rows, in the
-    same order, as calling `pay` for each, in three statements however many there are (the house row and
-    every player row in one update, sent together, then the entries; the updates return the new balances).
-    Everything is checked before anything is written; a user without a wallet is refused (`NoWallet`) and
-    nothing is left behind. Returns the players' entries, in the order of `payments` (`batch`: see
-    `_move`)."""
+    """Make several payments from the table's float (or the house) at once (a round's settlement): the same
+    ledger rows, in the same order, as calling `pay` for each, in three statements however many there are
+    (the float's row and every player row in one update, sent together, then the entries; the updates return
+    the new balances). Everything is checked before anything is written; a user without a wallet is refused
+    (`NoWallet`) and nothing is left behind but a top-up of the float. Returns the players' entries, in the
+    order of `payments` (`float_target`: see `pay`; `batch`: see `_move`)."""
     _check_ref("round_ref", round_ref)
-    _check_ref("table_ref", table_ref)
+    side = _play_side(table_ref, float_target)
     for payment in payments:
         check_amount(payment.amount)
         if payment.kind not in (LedgerEntry.Kind.PAYOUT, LedgerEntry.Kind.REFUND):
@@ -333,34 +475,42 @@ def pay_many(
     for payment in payments:
         deltas[payment.user.pk] = deltas.get(payment.user.pk, 0) + payment.amount
     total = sum(deltas.values())
-    # No savepoint, as in `_house_movement`: a refusal undoes its own writes and is raised outside the block.
+    # No savepoint, as in `_play_movement`: a refusal undoes its own writes and is raised outside the block.
     with transaction.atomic(savepoint=False):
-        # The house first, then the players, as every movement locks them (no deadlock).
-        house_rows, players = returning_together(
-            _system_addition(Wallet.Kind.HOUSE, -total),
-            _players_credit(deltas, system_kind=Wallet.Kind.HOUSE),
+        # The side first, then the players, as every movement locks them (no deadlock).
+        side_rows, players = returning_together(
+            _side_addition(side, -total), _players_credit(deltas, guard=side)
         )
-        if house_rows:
-            house = house_rows[0]
-        else:  # no house wallet (a test database flushed): the players were left alone; as in `_move`
-            house = _update_system_wallet(Wallet.Kind.HOUSE, -total)
+        if side_rows:
+            paid_from = side_rows[0]
+        else:  # the side is missing or a float short of the payments: as in `_move`
+            if players:
+                _credit_players({user_id: -delta for user_id, delta in deltas.items()})
+            paid_from = _cover(side, -total, batch=batch)
             players = _credit_players(deltas)
         if len(players) != len(deltas):
             # Undo both sides (this transaction holds the rows, so exactly), then name who has no wallet.
             _credit_players({user_id: -delta for user_id, delta in deltas.items()})
-            _update_system_wallet(Wallet.Kind.HOUSE, total)
+            returning(*_side_addition(side, total))
             held = set(Wallet.objects.filter(user_id__in=deltas).values_list("user_id", flat=True))
             missing = min(set(deltas) - held)
         else:
             return _write_payments(
-                payments, house, players, deltas, total, round_ref=round_ref, table_ref=table_ref, batch=batch
+                payments,
+                paid_from,
+                players,
+                deltas,
+                total,
+                round_ref=round_ref,
+                table_ref=table_ref,
+                batch=batch,
             )
     raise NoWallet(f"User {missing} has no wallet.")
 
 
 def _write_payments(
     payments,
-    house: tuple[int, int],
+    paid_from: tuple[int, int],
     players: list[tuple[int, int, int]],
     deltas: dict[int, int],
     total: int,
@@ -369,11 +519,11 @@ def _write_payments(
     table_ref,
     batch: Batch | None,
 ) -> list[LedgerEntry]:
-    """The ledger rows of `pay_many`, once the balances have moved (`house` is the house wallet's id and
-    balance, `players` each credited wallet's id, user id and balance)."""
+    """The ledger rows of `pay_many`, once the balances have moved (`paid_from` is the id and balance of the
+    wallet paying, `players` each credited wallet's id, user id and balance)."""
     # The balances before these payments, walked forward entry by entry below.
-    house_pk = house[0]
-    balances = {house_pk: house[1] + total}
+    payer_pk = paid_from[0]
+    balances = {payer_pk: paid_from[1] + total}
     wallets = {}
     for pk, user_id, balance in players:
         wallets[user_id] = pk
@@ -391,7 +541,7 @@ def _write_payments(
         }
         player_pk = wallets[payment.user.pk]
         balances[player_pk] += payment.amount
-        balances[house_pk] -= payment.amount
+        balances[payer_pk] -= payment.amount
         entries.append(
             LedgerEntry(
                 wallet_id=player_pk, amount=payment.amount, balance_after=balances[player_pk], **common
@@ -399,53 +549,45 @@ def _write_payments(
         )
         entries.append(
             LedgerEntry(
-                wallet_id=house_pk, amount=-payment.amount, balance_after=balances[house_pk], **common
+                wallet_id=payer_pk, amount=-payment.amount, balance_after=balances[payer_pk], **common
             )
         )
-    insert(LedgerEntry, entries, ids=batch is None, batch=batch)
+    _insert_entries(entries, batch)
     return entries[::2]
 
 
 def _credit_players(deltas: dict[int, int]) -> list[tuple[int, int, int]]:
     """Add `deltas[user_id]` to each of those players' balances in one statement: the id, user id and new
     balance of every wallet changed."""
-    return execute_returning(*_players_credit(deltas))
+    return returning(*_players_credit(deltas))
 
 
-def _players_credit(deltas: dict[int, int], *, system_kind: str | None = None) -> tuple:
-    """The statement of `_credit_players`, for `execute_returning`; with `system_kind`, it changes nothing
-    unless that system wallet exists (sent after its update, in one round trip: see `_move`)."""
+def _players_credit(deltas: dict[int, int], *, guard: _Side | None = None) -> Statement:
+    """The statement of `_credit_players`; with `guard`, it changes nothing unless that side's wallet exists
+    (sent after its update, in one round trip: see `_move`)."""
     cases = " ".join(["WHEN %s THEN %s"] * len(deltas))
     listed = ", ".join(["%s"] * len(deltas))
-
-    def guard(q) -> str:
-        if system_kind is None:
-            return ""
-        wallets = q(Wallet._meta.db_table)
-        return f" AND EXISTS (SELECT 1 FROM {wallets} WHERE {_is_system_wallet(q, system_kind)})"
-
-    after = "" if system_kind is None else f" after the {_system_kind(system_kind)} system wallet"
-    return (
-        f"wallet: credit {len(deltas)} players{after}",
-        lambda q: (
-            f"UPDATE {q(Wallet._meta.db_table)} SET {q('balance')} = {q('balance')} + CASE {q('user_id')} "
-            f"{cases} END WHERE {q('kind')} = %s AND {q('user_id')} IN ({listed}){guard(q)} "
-            f"RETURNING {q('id')}, {q('user_id')}, {q('balance')}"
-        ),
-        [
-            *(value for user_id, delta in deltas.items() for value in (user_id, delta)),
-            Wallet.Kind.PLAYER.value,
-            *deltas,
-        ],
+    condition = "" if guard is None else f" AND {_side_exists(guard)}"
+    sql = (
+        f"UPDATE {_WALLETS} SET balance = balance + CASE user_id {cases} END "
+        f"WHERE kind = %s AND user_id IN ({listed}){condition} RETURNING id, user_id, balance"
     )
+    params = [
+        *(value for user_id, delta in deltas.items() for value in (user_id, delta)),
+        Wallet.Kind.PLAYER.value,
+        *deltas,
+        *_side_params(guard),
+    ]
+    return sql, params
 
 
-def _house_movement(
-    *, user, player_delta: int, kind: str, round_ref, table_ref, memo: str, batch: Batch | None
+def _play_movement(
+    *, user, player_delta: int, kind: str, round_ref, table_ref, memo: str, float_target, batch: Batch | None
 ) -> LedgerEntry:
-    """Chips between the player and the house (stake or pay), after the references and memo are checked."""
+    """Chips between the player and the table's float or the house (stake or pay), after the references and
+    memo are checked."""
     _check_ref("round_ref", round_ref)
-    _check_ref("table_ref", table_ref)
+    side = _play_side(table_ref, float_target)
     _check_memo(memo)
     # No savepoint (two statements fewer per movement): `_move` undoes its own write before refusing, and the
     # refusal is raised outside the block, which would otherwise doom a caller's transaction.
@@ -453,7 +595,7 @@ def _house_movement(
         try:
             return _move(
                 user=user,
-                system_kind=Wallet.Kind.HOUSE,
+                side=side,
                 player_delta=player_delta,
                 kind=kind,
                 round_ref=round_ref,
@@ -481,7 +623,7 @@ def adjust(*, user, amount, staff, reason) -> LedgerEntry:
         sockets.tell_balance(user_id=user.pk)
         return _move(
             user=user,
-            system_kind=Wallet.Kind.ISSUER,
+            side=_Side(Wallet.Kind.ISSUER),
             player_delta=amount,
             kind=LedgerEntry.Kind.ADJUSTMENT,
             memo=reason,
@@ -546,7 +688,7 @@ def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
         sockets.tell_balance(user_id=user.pk)
         return _move(
             user=user,
-            system_kind=Wallet.Kind.ISSUER,
+            side=_Side(Wallet.Kind.ISSUER),
             player_delta=floor - held,
             kind=LedgerEntry.Kind.GRANT,
             memo="Daily grant",

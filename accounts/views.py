@@ -1,3 +1,4 @@
+import json
 import logging
 
 from django.contrib import messages
@@ -8,13 +9,14 @@ from django.contrib.auth.forms import PasswordResetForm
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.template import loader
 from django.utils.formats import date_format
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_POST
 
-from accounts import selectors, services, throttling
+from accounts import preferences, selectors, services, throttling
 from accounts.forms import LoginForm, ProfileForm, RegistrationForm
 from accounts.models import Wallet
 
@@ -93,7 +95,7 @@ def profile(request):
             messages.success(request, "Profile saved.")
             return redirect("profile")
         # Validation copied the refused input onto request.user; the page header shows the stored values.
-        user.refresh_from_db(fields=["display_name", "avatar", "email"])
+        user.refresh_from_db(fields=["display_name", "avatar", "email", "show_mistakes"])
     else:
         form = ProfileForm(instance=user)
     wallet = Wallet.objects.filter(user=user).first()
@@ -125,3 +127,20 @@ def claim_grant(request):
             request, f"Daily grant claimed: {entry.amount:,} chips. Your balance is {entry.balance_after:,}."
         )
     return redirect("profile")
+
+
+@require_POST
+def update_preferences(request):
+    """Change some of the account's table preferences (`accounts.preferences`): a JSON object in, all the
+    preferences out; a refused change (400) changes none."""
+    if not request.user.is_authenticated:
+        return JsonResponse({"error": "Log in to keep preferences on your account."}, status=403)
+    try:
+        changes = json.loads(request.body or b"null")
+    except ValueError:
+        return JsonResponse({"error": "The body must be a JSON object."}, status=400)
+    try:
+        chosen = preferences.update_preferences(user=request.user, changes=changes)
+    except preferences.PreferenceError as refusal:
+        return JsonResponse({"error": str(refusal)}, status=400)
+    return JsonResponse({"preferences": chosen})

@@ -5,12 +5,6 @@ PASSWORD = "Felt-and-chips-42"
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """The production hasher is slow on purpose; these tests hash hundreds of passwords."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def _fresh_throttle_counters(settings):
     """Log-in throttle counters live in the cache: give every test an empty private one (never clear a shared
     Redis that other tests or servers use)."""

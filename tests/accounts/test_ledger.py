@@ -8,7 +8,7 @@ from accounts import services
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
 from blackjack_site.append_only import AppendOnlyError
-from blackjack_site.prepared import Batch
+from blackjack_site.batch import Batch
 
 pytestmark = pytest.mark.django_db
 
@@ -18,13 +18,15 @@ def state():
     return list(Wallet.objects.order_by("pk").values_list("pk", "balance")), LedgerEntry.objects.count()
 
 
-def test_stake_moves_chips_to_the_house(player):
+def test_stake_at_a_table_moves_chips_to_its_float(player):
     entry = services.stake(user=player, amount=250, round_ref=7, table_ref=3, memo="hand 1")
     assert (entry.kind, entry.amount, entry.balance_after) == ("bet", -250, 9_750)
     assert (entry.round_ref, entry.table_ref, entry.memo) == (7, 3, "hand 1")
-    house_entry = LedgerEntry.objects.exclude(pk=entry.pk).get(transfer=entry.transfer)
-    assert (house_entry.wallet.kind, house_entry.amount, house_entry.balance_after) == ("house", 250, 250)
+    float_entry = LedgerEntry.objects.exclude(pk=entry.pk).get(transfer=entry.transfer)
+    assert (float_entry.wallet.kind, float_entry.wallet.table_ref) == ("float", 3)
+    assert (float_entry.amount, float_entry.balance_after) == (250, 250)
     assert Wallet.objects.get(user=player).balance == 9_750
+    assert Wallet.objects.get(kind="house").balance == 0  # the house's row was not touched
 
 
 def test_payout_and_refund_come_from_the_house(player):
@@ -271,8 +273,8 @@ def last_entry_id() -> int:
 
 
 def test_pay_many_writes_the_rows_one_pay_each_would(player, other_player):
-    services.stake(user=player, amount=300)
-    services.stake(user=other_player, amount=100)
+    services.stake(user=player, amount=300, table_ref=4)
+    services.stake(user=other_player, amount=100, table_ref=4)  # the float holds 400: it covers them
     payments = [
         services.Payment(player, 250, "payout", "seat 1"),
         services.Payment(other_player, 100, "refund", "seat 2"),
@@ -310,7 +312,8 @@ def test_pay_many_writes_the_rows_one_pay_each_would(player, other_player):
 
 def test_with_a_batch_the_ledger_rows_wait_for_the_flush_and_are_those_written_at_once(player, other_player):
     """A table change passes its write batch: the balances move at once, the ledger rows go with its last
-    writes, the same rows as without a batch."""
+    writes, the same rows as without a batch (the float, made here, pays with a top-up: both runs alike)."""
+    services.set_float(table_ref=4, chips=0, memo="opened")
     start = last_entry_id()
     with transaction.atomic():
         services.stake(user=player, amount=300, round_ref=9, table_ref=4)

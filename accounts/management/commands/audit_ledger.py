@@ -19,7 +19,7 @@ class Command(BaseCommand):
             f"entries: {report.entries:,}\n"
             f"chips in play (players): {report.chips_in_play:,}\n"
             f"chips issued (grants and adjustments): {report.issued:,}\n"
-            f"house result: {report.house_result:+,}\n"
+            f"house result: {report.house_result:+,} ({report.floats:,} of it in the tables' floats)\n"
             f"sum of all balances: {report.total:,}"
         )
         if report.ok:
