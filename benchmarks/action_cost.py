@@ -2,19 +2,23 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/blackjack_bench .venv/bin/python benchmarks/action_cost.py
     .venv/bin/python benchmarks/action_cost.py --actions 2000 --players 5 --profile cost.prof
-    .venv/bin/python benchmarks/action_cost.py --actor
+    .venv/bin/python benchmarks/action_cost.py --actor --format html
 
 Bots of one table play basic strategy through `tables.services.perform` (as the consumer calls it; with
 `--actor`, through the table's actor, `tables.actors`, which keeps the table's state in memory), and after
-every action each seated player's view is rebuilt as a consumer does after a broadcast, in JSON. Prints the
-milliseconds of CPU and the queries per action, split into the action itself and the views (and the actions
-that ended a round, which settle it, apart), and on a local PostgreSQL the CPU its backend process spent
-serving them, so a change to the hot path can be measured without the noise of a whole load test. Uses
-DATABASE_URL (SQLite by default, a throw-away file; a PostgreSQL database must exist: `createdb -h 127.0.0.1
--U postgres blackjack_bench`); the database is migrated and the static files collected first.
+every action each seated player's view is built as the consumers of the process get it, in JSON (or, with
+`--format html`, as the browser's HTML fragments, `tables.rendering`): from the shared part the actor built
+from memory, or (services) from the shared part read once from the database.
+Prints the milliseconds of CPU and the SQL statements (each one of a pipeline counted) per action, split into
+the action itself and the views (and the actions that ended a round, which settle it, apart), and on a local
+PostgreSQL the CPU its backend process spent serving them, so a change to the hot path can be measured
+without the noise of a whole load test. Uses DATABASE_URL (SQLite by default, a throw-away file; a
+PostgreSQL database must exist: `createdb -h 127.0.0.1 -U postgres blackjack_bench`); the database is
+migrated and the static files collected first.
 """
 
 import argparse
+import contextlib
 import cProfile
 import os
 import sys
@@ -65,6 +69,12 @@ def main() -> None:
         help="apply the actions through the table's actor (tables.actors: state kept in memory, one fenced "
         "write per action) instead of tables.services.perform",
     )
+    parser.add_argument(
+        "--format",
+        choices=("json", "html"),
+        default="json",
+        help="the viewers' format: json (bots) or html (browsers: the live table's fragments)",
+    )
     args = parser.parse_args()
 
     scratch = tempfile.TemporaryDirectory()
@@ -79,7 +89,6 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     call_command("migrate", verbosity=0, interactive=False)
     call_command("collectstatic", verbosity=0, interactive=False)  # DEBUG=0: the views name hashed files
@@ -92,9 +101,10 @@ def main() -> None:
     from tables.loadtest.bot import next_action
     from tables.loadtest.fixtures import PRESET
     from tables.models import RulePreset
-    from tables.viewmodel import build_table_view, viewer_view
+    from tables.rendering import live_html
+    from tables.viewmodel import build_table_view, read_shared, view_of
 
-    broadcast.send = lambda group, message: None  # nobody is connected: the views are built below
+    broadcast._on_loop = lambda *args, **kwargs: None  # nobody is connected: the views are built below
     rules = PRESETS[PRESET]
     preset, _ = RulePreset.objects.get_or_create(
         name=PRESET, defaults={"rules": rules.to_dict(), "description": rules.summary()}
@@ -117,11 +127,21 @@ def main() -> None:
 
     perform = through_actor if args.actor else services.perform
     action_s = view_s = settling_s = 0.0
-    action_queries = view_queries = settling_queries = settlements = 0
+    action_statements = view_statements = settling_statements = settlements = 0
     done = 0
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     views = {user.pk: build_table_view(table_id=table.pk, user=user) for user in users}
+    # Statements are counted as they are executed, not through Django's query log, which formats every
+    # statement with its parameters (CPU of its own that a server with DEBUG off does not spend).
+    executed = [0]
+
+    def count(execute, sql, params, many, context):
+        executed[0] += 1
+        return execute(sql, params, many, context)
+
     database_cpu = DatabaseCpu(connection)
+    stack = contextlib.ExitStack()
+    stack.enter_context(connection.execute_wrapper(count))
     started = time.process_time()
     while done < args.actions:
         moved = False
@@ -132,29 +152,30 @@ def main() -> None:
                 continue
             if profiler:
                 profiler.enable()
-            connection.queries_log.clear()
+            before = executed[0]
             t0 = time.process_time()
-            with CaptureQueriesContext(connection) as queries:
-                version = perform(table_id=table.pk, user=user, action=action, expected_version=state["v"])
+            version = perform(table_id=table.pk, user=user, action=action, expected_version=state["v"])
             t1 = time.process_time()
-            action_queries += len(queries)
-            queries_of_action = queries.captured_queries
-            connection.queries_log.clear()
-            with CaptureQueriesContext(connection) as queries:
-                views = {}
-                for viewer in users:
-                    # As the consumers do: the actor's view, then every other viewer's on the broadcast.
-                    found = viewer_view(table_id=table.pk, user=viewer, version=version)
-                    found.json()
-                    views[viewer.pk] = found.view
+            statements_of_action = executed[0] - before
+            action_statements += statements_of_action
+            before = executed[0]
+            views = {}
+            # As the viewers of the process get it (`tables.broadcast`): the actor's shared part, or the
+            # one read for all of them; each viewer adds its own part.
+            shared = actors.actor_for(table.pk).view if args.actor else read_shared(table.pk)
+            assert shared.version == version
+            for viewer in users:
+                found = view_of(shared, viewer)
+                found.json() if args.format == "json" else live_html(found, user=viewer)
+                views[viewer.pk] = found.view
             t2 = time.process_time()
             if profiler:
                 profiler.disable()
-            view_queries += len(queries)
+            view_statements += executed[0] - before
             action_s += t1 - t0
             if views[user.pk]["table"]["phase"] == "settled" and state["table"]["phase"] != "settled":
                 settling_s += t1 - t0
-                settling_queries += len(queries_of_action)
+                settling_statements += statements_of_action
                 settlements += 1
             view_s += t2 - t1
             done += 1
@@ -163,22 +184,25 @@ def main() -> None:
         if not moved:
             raise SystemExit(f"no bot can act at version {views[users[0].pk]['v']}")
     total = time.process_time() - started
+    stack.close()
     database_ms = database_cpu.spent()
     if profiler:
         profiler.dump_stats(args.profile)
     db = connection.vendor
     db += " (actor)" if args.actor else ""
+    db += f", {args.format} views"
     print(
         f"{db}: {done} actions, {args.players} viewers each | action {1000 * action_s / done:.2f} ms CPU, "
-        f"{action_queries / done:.1f} queries | views {1000 * view_s / done:.2f} ms CPU, "
-        f"{view_queries / done:.1f} queries | total {1000 * total / done:.2f} ms CPU per action"
+        f"{action_statements / done:.1f} statements | views {1000 * view_s / done:.2f} ms CPU, "
+        f"{view_statements / done:.1f} statements | total {1000 * total / done:.2f} ms CPU per action"
     )
     if database_ms is not None:
         print(f"the database's own CPU (its backend process): {1000 * database_ms / done:.2f} ms an action")
     if settlements:
         print(
             f"of which {settlements} actions ended a round (the dealer's play and the settlement): "
-            f"{1000 * settling_s / settlements:.2f} ms CPU, {settling_queries / settlements:.1f} queries each"
+            f"{1000 * settling_s / settlements:.2f} ms CPU, "
+            f"{settling_statements / settlements:.1f} statements each"
         )
 
 

@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/load.py --processes 2 --tables 5,10,20,50,100 --players 5 --duration 30
     .venv/bin/python benchmarks/load.py --processes 1 --tables 20,50,100 --players 5 --think 2000
     .venv/bin/python benchmarks/load.py --processes 2 --tables 40,50,60 --players 5 --think 1000 --repeat 3
+    .venv/bin/python benchmarks/load.py --processes 2 --tables 100 --players 5 --duration 600 --think 2000 \
+        --format html --goal-ms 5000
 
 Starts N Daphne processes on consecutive free ports against PostgreSQL (DATABASE_URL, default a database
 `blackjack_bench` on 127.0.0.1, created and migrated) and Redis (REDIS_URL, default db 4 on 127.0.0.1), with
@@ -13,6 +15,8 @@ latencies (to the acting client and to the other players). Runs stop growing onc
 `--think MS` gives every bot a human pause before each action (passed on to `manage.py loadtest`); without it
 the bots act as fast as the flow allows. `--repeat N` runs each table count N times and judges it by the
 median of their p99 (single runs on these machines differ by up to half), printing every run and the spread.
+`--format html` plays browser-format players (the table page's socket, fragments and forms) instead of JSON
+bots. Each run prints the peak number of PostgreSQL connections to the database while it played.
 """
 
 import argparse
@@ -181,6 +185,12 @@ def main() -> None:
         help="runs of each table count; a count is judged by the median of its runs' p99 (one run's p99 can "
         "differ from the next by half on these machines)",
     )
+    parser.add_argument(
+        "--format",
+        choices=("json", "html"),
+        default="json",
+        help="the bots' format: json, or html for browser-format players (passed to loadtest)",
+    )
     parser.add_argument("--goal-ms", type=float, default=100.0)
     parser.add_argument("--json", default="benchmark-load.json")
     parser.add_argument("--keep-going", action="store_true", help="run every table count even past the goal")
@@ -194,6 +204,7 @@ def main() -> None:
     servers = []
     for port in ports:
         command = [PYTHON, "-m", "blackjack_site.serve", "-b", "127.0.0.1", "-p", str(port)]
+        command += ["--websocket_connect_timeout", "30"]  # as scripts/run-cluster.sh starts them
         command.append("blackjack_site.asgi:application")
         servers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL))
     results, loads = [], []
@@ -284,6 +295,7 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
         command = [PYTHON, "manage.py", "loadtest", "--tables", str(tables), "--players", str(args.players)]
         command += ["--duration", str(args.duration), "--think", str(args.think)]
         command += ["--warmup", str(args.warmup), "--stagger", str(args.stagger), "--route", args.route]
+        command += ["--format", args.format]
         command += ["--json", out.name]
         for url in urls:
             command += ["--url", url]
@@ -312,14 +324,16 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
     result["machine_busy"] = round(machine_cpu / (result["seconds"] * os.cpu_count()), 2)
     result["load_tester_cpu_s"] = round(tester_cpu, 2)
     actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
+    connections = result.get("postgres_connections") or {}
     print(
-        f"{args.processes} process(es) {tables:4d} tables x {args.players} players, "
+        f"{args.processes} process(es) {tables:4d} tables x {args.players} {args.format} players, "
         f"think {args.think} ms, route {args.route}: "
         f"{result['rounds_per_s']:7.1f} rounds/s {result['actions_per_s']:8.1f} actions/s | "
         f"actor p50/p95/p99/max {actor['p50']}/{actor['p95']}/{actor['p99']}/{actor['max']} ms | "
         f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
-        f"errors {result['unexpected_errors']} races {result['races']} "
+        f"errors {result['unexpected_errors']} races {result['races']} reconnects {result['reconnects']} "
         f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | "
+        f"PostgreSQL connections peak {connections.get('peak', '-')} | "
         f"CPU ms/action server {result['server_cpu_ms_per_action']} "
         f"machine {result['machine_cpu_ms_per_action']} (busy {result['machine_busy']:.0%}) | "
         f"load {result['load_average'][0]:.1f} | speed probe {result['speed_probe_ms'][0]}/"

@@ -1,14 +1,26 @@
-"""The Redis channel layer, with a connection pool that waits for a free connection instead of failing.
+"""The Redis channel layer, with a connection pool that waits for a free connection instead of failing, and
+that drops a message it cannot authenticate instead of failing the consumer that popped it.
 
 channels-redis builds redis-py's plain pool, which since redis-py 8 holds at most 100 connections and raises
 `MaxConnectionsError` at once beyond them: a burst of sockets joining and leaving their groups (a few hundred
 players arriving or leaving together) failed in their handlers with tracebacks. Here each process holds at
 most `pool_max_size` connections per Redis, and a command that finds them all busy waits up to
 `pool_timeout` seconds for one.
+
+With `symmetric_encryption_keys` (settings: `CHANNEL_LAYER_KEY`) every message is a Fernet token: encrypted,
+and signed with the key. A message that does not verify was written by someone without the key (or is older
+than the layer's expiry, a replay): channels-redis raises `InvalidToken` out of `receive`, which ends the
+consumer that happened to pop it, so anyone who can write to Redis could close other people's sockets. Here
+it is logged and skipped, and the receiver waits for the next message.
 """
 
+import logging
+
 from channels_redis.core import RedisChannelLayer as ChannelsRedisLayer
+from cryptography.fernet import InvalidToken
 from redis import asyncio as aioredis
+
+logger = logging.getLogger(__name__)
 
 
 class RedisChannelLayer(ChannelsRedisLayer):
@@ -22,3 +34,11 @@ class RedisChannelLayer(ChannelsRedisLayer):
         return aioredis.BlockingConnectionPool.from_url(
             options.pop("address"), max_connections=self.pool_max_size, timeout=self.pool_timeout, **options
         )
+
+    async def receive_single(self, channel: str) -> tuple[str | list[str], dict]:
+        """The next message of `channel` that verifies with the layer's keys; others are dropped unread."""
+        while True:
+            try:
+                return await super().receive_single(channel)
+            except InvalidToken:
+                logger.warning("channel layer: dropped a message on %s that did not verify", channel)

@@ -3,7 +3,7 @@
 Daphne runs Twisted on an asyncio loop that it makes when `daphne.server` is first imported. This entry point
 picks uvloop's loop for it first, then hands the command line to Daphne unchanged. Under the load benchmark
 (100 tables x 5 players, two processes) uvloop cut the servers' CPU per action by about a tenth and the p99
-by a third, since the Redis relay, the thread pool's callbacks and the timers all run through the loop.
+by a third, since the Redis relay, the database thread's callbacks and the timers all run through the loop.
 
 Without uvloop (it does not exist on Windows) or with `UVLOOP=0`, Daphne runs on asyncio's own loop, exactly
 as the plain `daphne` command does. `make run` keeps Django's development server; `make run-cluster` and the

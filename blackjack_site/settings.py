@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.crypto import salted_hmac
 from django.utils.csp import CSP
 
 from blackjack_site.env import env_bool, env_int, env_list, env_str
@@ -42,6 +43,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "accounts",
     "tables",
+    "durak",
 ]
 
 MIDDLEWARE = [
@@ -97,12 +99,15 @@ if DATABASE_URL:
         # Parameters bound by the server, and every statement run twice on a connection prepared: PostgreSQL
         # then parses and plans the hot statements of an action once per connection, not on every run (its
         # CPU an action halved in benchmarks/action_cost.py). Pooled connections keep their prepared
-        # statements. `blackjack_site.prepared` pipelines statements to send several in one round trip. No
+        # statements. `blackjack_site.batch` pipelines statements to send several in one round trip. No
         # transaction-pooling proxy (PgBouncer in transaction mode) may sit in between.
         DATABASES["default"]["OPTIONS"] = {
             "server_side_binding": True,
             "prepare_threshold": 2,
             "pool": {"min_size": DB_POOL_MIN_SIZE, "max_size": DB_POOL_MAX_SIZE, "timeout": DB_POOL_TIMEOUT},
+            # A paused or cut-off process must not keep a table's row locked past its lease (live.lease's
+            # LEASE_SECONDS): the next owner's take-over would wait for it. Its transaction is ended instead.
+            "options": "-c idle_in_transaction_session_timeout=5000",
             **DATABASES["default"].get("OPTIONS", {}),
         }
 else:
@@ -122,24 +127,20 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# Threads that run a server process's websocket work on the database (tables.consumers.on_database). With
-# PostgreSQL, two: actions at different tables run side by side, each on a connection borrowed from the pool
-# for that call, so one's waits on the database overlap the other's work. SQLite serialises its writers
-# anyway: one, Django's own.
-DATABASE_THREADS = max(1, env_int("DATABASE_THREADS", 2 if DATABASE_URL else 1))
-# Players' actions go to their table's actor in this process (tables.actors: the table's state kept in memory,
-# one write per action fenced by the table's version) instead of each locking and reloading the table. Off
-# (TABLE_ACTORS=0): every action through tables.services.perform.
-TABLE_ACTORS = env_bool("TABLE_ACTORS", True)
-
-# Presence heartbeat: every server's clock vouches for its open table websockets this often, and drops the
-# rows of any process that has not vouched for its own for PRESENCE_TIMEOUT_SECONDS (it died without closing
-# them).
-PRESENCE_HEARTBEAT_SECONDS = max(1, env_int("PRESENCE_HEARTBEAT_SECONDS", 10))
-PRESENCE_TIMEOUT_SECONDS = max(3 * PRESENCE_HEARTBEAT_SECONDS, env_int("PRESENCE_TIMEOUT_SECONDS", 60))
+# Durak tables (durak.actor): a bot moves this many seconds after its turn comes; DURAK_TIMERS=0 leaves turn
+# deadlines and bot moves to explicit expiries (tests).
+DURAK_BOT_SECONDS = float(env_str("DURAK_BOT_SECONDS") or 0.8)
+DURAK_TIMERS = env_bool("DURAK_TIMERS", True)
 
 # Channel layer: in-memory by default, Redis when REDIS_URL is set.
 REDIS_URL = env_str("REDIS_URL")
+# Every message on the Redis layer is encrypted and authenticated (Fernet) with CHANNEL_LAYER_KEY: Redis and
+# whoever can write to it see no hole card or seed, and a message forged without the key is dropped.
+# Comma-separated keys rotate one: the first encrypts, each decrypts. The default is derived from SECRET_KEY,
+# so processes sharing SECRET_KEY share the key and a deployment needs nothing more.
+CHANNEL_LAYER_KEYS = env_list("CHANNEL_LAYER_KEY", []) or [
+    salted_hmac("blackjack_site.channel_layer", "key", secret=SECRET_KEY, algorithm="sha256").hexdigest()
+]
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -152,6 +153,7 @@ if REDIS_URL:
                 "capacity": 200,
                 "expiry": 30,
                 "pool_max_size": env_int("REDIS_POOL_MAX_SIZE", 50),
+                "symmetric_encryption_keys": CHANNEL_LAYER_KEYS,
             },
         }
     }

@@ -4,6 +4,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
+    path("durak/", include("durak.urls")),
     path("", include("tables.history.urls")),
     path("", include("tables.urls")),
 ]

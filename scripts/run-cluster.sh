@@ -70,7 +70,7 @@ esac
 
 # The environment of the servers, for the tools that must share it (manage.py loadtest, audit_ledger):
 #   set -a; . .venv/cluster.env; set +a
-env | grep -E '^(DEBUG|SECRET_KEY|DATABASE_URL|REDIS_URL|DB_POOL_MAX_SIZE|SECURE_SSL_REDIRECT|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SECURE_HSTS_SECONDS)=' \
+env | grep -E '^(DEBUG|SECRET_KEY|CHANNEL_LAYER_KEY|DATABASE_URL|REDIS_URL|DB_POOL_MAX_SIZE|SECURE_SSL_REDIRECT|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SECURE_HSTS_SECONDS)=' \
     | sed "s/=\(.*\)/='\1'/" > .venv/cluster.env
 
 "$PY" manage.py migrate --noinput
@@ -79,7 +79,9 @@ env | grep -E '^(DEBUG|SECRET_KEY|DATABASE_URL|REDIS_URL|DB_POOL_MAX_SIZE|SECURE
 
 # Client addresses from X-Forwarded-For only behind a proxy that overwrites it (log-in throttling counts per
 # address; a header a client sent itself would let it pick its own). No --websocket-max-message-size: it caps
-# what the server sends too; the consumers cap what clients send.
+# what the server sends too; the consumers cap what clients send. A websocket handshake may take 30 s, not
+# Daphne's 5: behind a burst of arrivals (a process restarted, every socket coming back) the accept waits its
+# turn for the database, and a dropped handshake only comes back as another one.
 proxy_flags=()
 [ "${BEHIND_PROXY:-0}" = 1 ] && proxy_flags=(--proxy-headers)
 
@@ -93,7 +95,7 @@ trap stop INT TERM EXIT
 
 for k in $(seq 1 "$count"); do
     port=$((base_port + k - 1))
-    .venv/bin/python -m blackjack_site.serve -b "$host" -p "$port" "${proxy_flags[@]}" \
+    .venv/bin/python -m blackjack_site.serve -b "$host" -p "$port" "${proxy_flags[@]}" --websocket_connect_timeout 30 \
         blackjack_site.asgi:application &
     pids+=("$!")
     echo "process $k: http://$host:$port (pid $!)"

@@ -9,13 +9,14 @@ next round, never a placed bet.
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
+from accounts.models import Wallet
 from tables import broadcast, house_edge, services
 from tables.engine.errors import EngineError
 from tables.engine.rules import CHARLIE, DOUBLE_ON, MAX_DECKS, MIN_DECKS, PAYOUTS, SURRENDER, RuleSet
@@ -247,6 +248,21 @@ class SecretsAdmin(admin.ModelAdmin):
         return super().lookup_allowed(lookup, value, request)
 
 
+class QuarantinedFilter(admin.SimpleListFilter):
+    """The tables stopped after repeated failures (`tables.services.quarantine`); reopening clears them."""
+
+    title = "quarantined"
+    parameter_name = "quarantined"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Quarantined"), ("no", "Not quarantined")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(quarantined_at__isnull=self.value() == "no")
+        return queryset
+
+
 @admin.register(Table)
 class TableAdmin(SecretsAdmin):
     secret_fields = ("next_server_seed",)
@@ -261,11 +277,23 @@ class TableAdmin(SecretsAdmin):
         "phase",
         "players_seated",
         "rounds_played",
+        "house_float",
+        "quarantined",
     ]
-    list_filter = ["is_open", "is_private", "phase", "preset"]
+    list_filter = [QuarantinedFilter, "is_open", "is_private", "phase", "preset"]
     search_fields = ["name"]
     list_select_related = ["preset"]
-    readonly_fields = ["is_open", "phase", "version", "current_round", "private_token", "created_at"]
+    readonly_fields = [
+        "quarantined_at",
+        "quarantine_reason",
+        "is_open",
+        "phase",
+        "version",
+        "current_round",
+        "house_float",
+        "private_token",
+        "created_at",
+    ]
     actions = ["close_tables", "reopen_tables"]
 
     def get_queryset(self, request):
@@ -276,6 +304,11 @@ class TableAdmin(SecretsAdmin):
                 seated=Count("seat_set", filter=Q(seat_set__user__isnull=False), distinct=True),
                 played=Count(
                     "rounds", filter=Q(rounds__settled_at__isnull=False, rounds__voided=False), distinct=True
+                ),
+                float_chips=Subquery(
+                    Wallet.objects.filter(kind=Wallet.Kind.FLOAT, table_ref=OuterRef("pk")).values("balance")[
+                        :1
+                    ]
                 ),
             )
         )
@@ -291,6 +324,21 @@ class TableAdmin(SecretsAdmin):
     @admin.display(description="rounds played", ordering="played")
     def rounds_played(self, table):
         return table.played
+
+    @admin.display(description="quarantined", ordering="quarantined_at")
+    def quarantined(self, table):
+        """When and why the table was stopped, if it was."""
+        if table.quarantined_at is None:
+            return ""
+        return f"{table.quarantined_at:%Y-%m-%d %H:%M}: {table.quarantine_reason[:80]}"
+
+    @admin.display(description="house float", ordering="float_chips")
+    def house_float(self, table):
+        """The chips of the table's float, linked to the table's ledger rows."""
+        if table.float_chips is None:
+            return "\u2014"
+        url = reverse("admin:accounts_ledgerentry_changelist") + f"?table={table.pk}"
+        return format_html('<a href="{}">{}</a>', url, f"{table.float_chips:,}")
 
     def has_delete_permission(self, request, obj=None):
         # Rounds and their history belong to the table: close it instead.
@@ -323,7 +371,7 @@ class TableAdmin(SecretsAdmin):
             services.close_table(table_id=table_id)
         self.message_user(request, "Closed: players stand up when their round is over.")
 
-    @admin.action(description="Open the selected tables", permissions=["change"])
+    @admin.action(description="Open the selected tables (quarantined ones too)", permissions=["change"])
     def reopen_tables(self, request, queryset):
         for table_id in queryset.filter(is_open=False).values_list("pk", flat=True):
             services.reopen_table(table_id=table_id)

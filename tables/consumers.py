@@ -1,17 +1,18 @@
 """Websocket consumers of the table protocol (shared/PROTOCOL.md): `/ws/tables/<id>/` and `/ws/lobby/`.
 
-Thin by design: check who may connect, rate-limit and parse each frame (`tables.protocol`), make ONE service
-call in a worker thread (services run in transactions, which the async ORM cannot do), and send this viewer's
-own view (`tables.viewmodel`). Broadcasts only say "table N is at version v" (or "chat message m arrived",
-"the lobby changed"); each consumer then builds its viewer's view of that version, from the part all viewers
-share that this process keeps per version (read from the database once, by whichever viewer comes first), and
-sends it unless it has already sent that version, so one connection never receives an older state after a
-newer one.
+Thin by design: check who may connect, rate-limit and parse each frame (`tables.protocol`), hand the command
+to the table's owner (`tables.remote`: its actor in this process, or the owning process over the channel
+layer), and send this viewer's own view
+(`tables.viewmodel`). Each version's shared view part reaches the consumer from `tables.broadcast` (built by
+the table's actor here from its memory, or read once for this process's viewers from the database when the
+version was made elsewhere); the consumer adds its viewer's own part and sends it unless it has already sent
+that version, so one connection never receives an older state after a newer one. The acting player's view
+comes the same way.
 
 Each connection's frames are counted against the rate limit as they arrive and handled one at a time, in
-order, by the connection's worker task; broadcasts are handled meanwhile, one at a time in order, by the
-connection's mailbox (`tables.fanout`: delivered in process, not through the channel layer), and every send
-of a view checks the version last sent, so the two never send an older state after a newer one.
+order, by the connection's worker task; views and notices are handled meanwhile, one at a time in order, by
+the connection's mailbox (`tables.broadcast`: delivered in process), and every send of a view checks the
+version last sent, so the two never send an older state after a newer one.
 
 Formats: `?format=json` sends the view as JSON (with `&log=off`, without the table's log and chat lists);
 otherwise the view is rendered to HTML fragments
@@ -24,25 +25,23 @@ import asyncio
 import contextlib
 import json
 import logging
-import threading
 import time
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
-from urllib.parse import parse_qs
 
-from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
-from channels.db import DatabaseSyncToAsync, database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
+from channels.db import database_sync_to_async
 from django.core.cache import cache
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
-from django.utils.functional import LazyObject, empty
+from django.utils import timezone
 
-from accounts import sockets
-from tables import actors, broadcast, fanout, liveness, services
+from durak import services as durak_services
+from live import forward, process
+from live.consumer import POLICY_VIOLATION, FloodGuard, LiveConsumer
+from live.consumer import query as _query
+from live.consumer import unwrapped as _unwrapped
+from tables import actors, broadcast, remote, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
 from tables.protocol import (
@@ -55,24 +54,25 @@ from tables.protocol import (
 )
 from tables.rendering import LIVE_TEMPLATE, live_html
 from tables.viewmodel import (
+    Frame,
     TableUnavailable,
     ViewerView,
-    adopt_shared,
+    _Shared,
     build_lobby_view,
-    cached_viewer_view,
     chat_entry,
-    forget_table_views,
+    frame_at,
     lobby_page,
+    own_balance,
+    read_shared,
     recent_chat,
-    viewer_view,
+    view_of,
     visible_table,
 )
 
 LOBBY_TEMPLATE = "tables/partials/lobby_rows.html"
+DURAK_LOBBY_TEMPLATE = "durak/partials/lobby_rows.html"
 # Close codes. Daphne's websocket library sends only 1000 and 3000-4999 from an application (1008 or 1011
 # would raise inside the handler and skip its clean-up), so the RFC 6455 meanings get 4000 + their number.
-#: Flooding: the policy-violation close.
-POLICY_VIOLATION = 4008
 #: A frame larger than `MAX_OPEN_FRAME_BYTES`: the message-too-big close.
 FRAME_TOO_LARGE = 4009
 #: The server failed to handle a frame or a broadcast: reconnect.
@@ -93,35 +93,6 @@ UNAVAILABLE = "unavailable"
 logger = logging.getLogger(__name__)
 
 
-class FloodGuard:
-    """Per-connection rate limit: over `limit` messages in any `window` seconds is refused (`rate_limited`);
-    over `close_limit` in `close_window` seconds closes the connection."""
-
-    OK, LIMITED, CLOSE = "ok", "limited", "close"
-
-    def __init__(
-        self, *, limit: int = 20, window: float = 1.0, close_limit: int = 60, close_window: float = 3.0
-    ):
-        self.limit, self.window = limit, window
-        self.close_limit, self.close_window = close_limit, close_window
-        self._arrivals: deque[float] = deque()
-
-    def hit(self, now: float) -> str:
-        """Record one message arriving at `now` (monotonic seconds) and say what to do with it."""
-        arrivals = self._arrivals
-        arrivals.append(now)
-        while arrivals and arrivals[0] <= now - self.close_window:
-            arrivals.popleft()
-        if len(arrivals) > self.close_limit:
-            return self.CLOSE
-        recent = 0
-        for moment in reversed(arrivals):
-            if moment <= now - self.window:
-                break
-            recent += 1
-        return self.LIMITED if recent > self.limit else self.OK
-
-
 def chat_allowed(user_id: int, *, now: float) -> bool:
     """Count one chat line of the user; False beyond CHAT_LINES in the current window. The counter is in the
     cache (Redis when REDIS_URL is set), so ten sockets of one user share one limit."""
@@ -134,30 +105,6 @@ def chat_allowed(user_id: int, *, now: float) -> bool:
         return True
 
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def on_database(function):
-    """`function` as a coroutine that runs on a database thread, its connection cleaned up around it as
-    Channels does. With `DATABASE_THREADS` at 1 that is the one thread Django's thread-sensitive calls share;
-    above 1, a pool of that many threads with a connection each, so that the actions of different tables
-    overlap their round trips to the database (a connection's frames are still handled one at a time, and
-    actions at one table queue on its row lock)."""
-    if settings.DATABASE_THREADS <= 1:
-        return database_sync_to_async(function)
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(settings.DATABASE_THREADS, thread_name_prefix="database")
-    return DatabaseSyncToAsync(function, thread_sensitive=False, executor=_pool)
-
-
-# (table id, announced version) -> a read of that version this process has under way; the viewers that
-# miss the kept shared part while it runs wait for it instead of each reading the table themselves.
-_reading: dict[tuple[int, int | None], asyncio.Future] = {}
-
-
 def _frame_size(text_data: str | None, bytes_data: bytes | None) -> int:
     """A frame's size in bytes (text as UTF-8; unpaired surrogates, which the parser refuses, count too)."""
     if text_data is not None:
@@ -165,64 +112,15 @@ def _frame_size(text_data: str | None, bytes_data: bytes | None) -> int:
     return len(bytes_data or b"")
 
 
-def _query(scope) -> dict[str, str]:
-    pairs = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    return {key: values[-1] for key, values in pairs.items()}
+class _Consumer(LiveConsumer):
+    """The live socket (`live.consumer`) as the table pages use it: a balance read after chips moved outside
+    a table is shown in the next views of the tables here."""
 
+    balance_template = LIVE_TEMPLATE
 
-class _Consumer(AsyncWebsocketConsumer):
-    #: The partials of `LIVE_TEMPLATE` that carry the user's balance on this kind of page.
-    balance_partials = ("nav_balance",)
-
-    async def websocket_connect(self, message):
-        """Join the group that closes this socket when its session ends (`accounts.sockets`) before anything
-        else, so that the end of a session cannot slip between the check of the session and the join."""
-        user = _unwrapped(self.scope.get("user"))
-        if user is not None and user.is_authenticated:
-            self.groups = [sockets.user_group(user.pk)]
-            self.session_id = sockets.session_id(getattr(self.scope.get("session"), "session_key", None))
-        await super().websocket_connect(message)
-
-    async def session_ended(self, event):
-        """The user logged out, changed their password or was suspended: close (`accounts.sockets`)."""
-        if sockets.ended_for(event, getattr(self, "session_id", None)):
-            await self.close(code=sockets.SESSION_ENDED)
-
-    async def balance_changed(self, event):
-        """Chips moved outside a table (the daily grant, a staff adjustment; `accounts.sockets`): push the
-        balance, read afresh, to this page: `{"type": "balance", "balance": N}`, or out-of-band fragments for
-        the header's figure and, on a table page, the status strip's "Your chips"."""
-        text = await on_database(self._balance_message)()
-        if text is not None:
-            await self.send(text_data=text)
-
-    def _balance_message(self) -> str | None:
-        balance = sockets.current_balance(_unwrapped(self.scope["user"]).pk)
-        if balance is None:
-            return None
-        if self.json_format:
-            return json.dumps({"type": "balance", "balance": balance})
-        context = {"view": {"you": {"balance": balance}}, "oob": True}
-        return "".join(render_to_string(f"{LIVE_TEMPLATE}#{part}", context) for part in self.balance_partials)
-
-    async def send(self, text_data=None, bytes_data=None, close=False):
-        """Send a frame; one to a client that has just closed its connection is dropped. The server (Daphne)
-        learns of a close a moment before it tells the consumer (`disconnect` follows), and a view sent in
-        between is no error: without this, the handler that sent it failed with a logged traceback."""
-        try:
-            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
-        except Disconnected:
-            logger.debug("a frame to a client that had just left was dropped")
-
-
-def _unwrapped(user):
-    """The user Channels' auth middleware found, out of its lazy wrapper: every attribute read through the
-    wrapper costs a call (the views read the user's id and name for each broadcast)."""
-    if isinstance(user, LazyObject):
-        if user._wrapped is empty:
-            user._setup()
-        return user._wrapped
-    return user
+    def balance_seen(self, user_id: int, balance: int) -> None:
+        actors.balance_seen(user_id, balance)  # the next views of the tables here show it
+        self.balance = balance
 
 
 class TableConsumer(_Consumer):
@@ -235,13 +133,24 @@ class TableConsumer(_Consumer):
         query = _query(self.scope)
         self.json_format = query.get("format") == "json"
         self.lean = self.json_format and query.get("log") == "off"
-        self.sent_version = -1
+        self.sent_version, self.sent_frame = -1, 0
+        self.frame_timer: asyncio.TimerHandle | None = None  # the next dealer frame's (`_pace`)
+        # The settled round whose dealer frames this connection shows, and when they began here (None: from
+        # the moment the round settled, for a connection that opened during them).
+        self.settled_at: datetime | None = None
+        self.frames_from: datetime | None = None
+        self.balance: int | None = None  # the viewer's as last shown (a view without their seat shows it)
+        self.shared: _Shared | None = None  # the latest version's shared part this connection was handed
         self.flood = FloodGuard()
         self.inbox: asyncio.Queue[str | bytes] = asyncio.Queue()
         self.worker: asyncio.Task | None = None
         self.joined = False
+        self.route = remote.Route(self.table_id, self.channel_name)
+        # Telling the owner again that this socket is open (`_reannounce`), and the version that made it.
+        self.reannouncing: asyncio.Task | None = None
+        self.reannounced = -1
         try:
-            await on_database(visible_table)(
+            await database_sync_to_async(visible_table)(
                 table_id=self.table_id, user=self.user, private_token=query.get("token")
             )
         except TableUnavailable:
@@ -250,18 +159,16 @@ class TableConsumer(_Consumer):
         register_loop(asyncio.get_running_loop())
         self.group = table_group(self.table_id)
         # Join before reading the state: a change committed in between is then announced, not missed.
-        self.mailbox = fanout.Mailbox(self.dispatch, failed=self._failed)
+        self.mailbox = broadcast.Mailbox(self.dispatch, failed=self._failed)
         try:
-            await fanout.join(self.group, self.mailbox)
+            await broadcast.join(self.group, self.mailbox)
         except Exception:
             self.mailbox.close()
             raise
         self.joined = True
         try:
             await self.accept()
-            await on_database(self._note_presence)(True)
-            if self.user.is_authenticated:
-                liveness.opened(self)
+            await self._note_presence(True)
             await self.send_view(force=True)
         except Exception:
             logger.exception("table %s: a connection could not be set up", self.table_id)
@@ -282,32 +189,60 @@ class TableConsumer(_Consumer):
         if not self.joined:
             return
         self.joined = False
+        if self.frame_timer is not None:
+            self.frame_timer.cancel()
         self.mailbox.close()
         try:
-            await fanout.leave(self.group, self.mailbox)
+            await broadcast.leave(self.group, self.mailbox)
         finally:
-            liveness.closed(self)
-            await on_database(self._note_presence)(False)
+            if self.reannouncing is not None:  # its "open" must reach the owner before this "closed"
+                self.reannouncing.cancel()
+                await asyncio.gather(self.reannouncing, return_exceptions=True)
+            await self._note_presence(False)
 
     async def _failed(self) -> None:
         """A broadcast could not be handled (the database is down, say): close, the client reconnects."""
         await self.close(code=INTERNAL_ERROR)
 
-    def _note_presence(self, connected: bool) -> None:
+    async def _note_presence(self, connected: bool) -> None:
+        """Tell the table's owner that this connection opened or closed (it counts the sockets of each
+        player: `TableActor.presence`)."""
         if not self.user.is_authenticated:
             return
         # A table deleted meanwhile has no seat to keep (and send_view then closes the connection).
-        with contextlib.suppress(services.ActionRefused):
-            services.note_presence(
-                table_id=self.table_id, user=self.user, connected=connected, channel_name=self.channel_name
-            )
+        with contextlib.suppress(services.ActionRefused, Table.DoesNotExist):
+            command = {
+                "op": "presence",
+                "connected": connected,
+                "channel": self.channel_name,
+                "process": process.name(),
+            }
+            try:
+                await self.route.send(command, user=self.user, in_handler=True)
+            except forward.Unreachable:
+                # The owner is gone: its successor marks this player gone, and `_reannounce` then tells it.
+                logger.warning("table %s: presence not told, its owner did not answer", self.table_id)
+
+    def _reannounce(self, shared: _Shared) -> None:
+        """This connection is open, yet the version shows its player's seat marked gone: the owner that
+        counted this socket died or dropped its count (a new owner starts with nobody connected). Tell it
+        again, once per version that shows the mark, without holding up this connection's views."""
+        if not self.joined or not self.user.is_authenticated or shared.version <= self.reannounced:
+            return
+        if self.reannouncing is not None and not self.reannouncing.done():
+            return
+        mine = [row for row in shared.seat_rows.values() if row.user_id == self.user.pk]
+        if mine and not all(row.connected for row in mine):
+            self.reannounced = shared.version
+            self.reannouncing = asyncio.create_task(self._note_presence(True))
 
     async def dispatch(self, message):
         # Without the connection clean-up Channels runs before each handler: it waits its turn on the database
         # thread (behind a service call, so frames would be counted only as fast as the server works), and
-        # every handler here reaches the database only through `on_database`, whose calls clean up
-        # their connections themselves. Most broadcasts touch no database at all (`cached_viewer_view`).
-        # Broadcasts come through the mailbox (`tables.fanout`), frames and the handshake from Channels.
+        # every handler here reaches the database only through `database_sync_to_async`, whose calls clean up
+        # their connections themselves. A version's view touches no database at all (`table_shared`).
+        # Views and notices come through the mailbox (`tables.broadcast`), frames and the handshake from
+        # Channels.
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -348,29 +283,27 @@ class TableConsumer(_Consumer):
                 return
 
     async def handle_frame(self, frame: str | bytes) -> None:
-        """Parse one frame, make its one service call, answer."""
+        """Parse one frame, hand its command to the table's owner, answer a refusal."""
         try:
             action = parse_message(frame, html=not self.json_format)
         except ProtocolError as error:
             await self.send_error(error.code, error.message)
             return
         try:
-            if settings.TABLE_ACTORS and action["action"] != "chat":
-                answer = await actors.perform(
-                    table_id=self.table_id,
-                    user=self.user,
-                    action=action,
-                    expected_version=action["v"],
-                    then=lambda version: self._build(None, version),
-                    run=on_database,
-                )
-            else:
-                answer = await on_database(self._perform)(action)
+            await self._command(action)
         except Table.DoesNotExist:  # deleted once the action was applied
             await self.close()
             return
         except services.ActionRefused as refusal:
             await self.send_error(refusal.code, refusal.message, fresh=refusal.code == "stale_version")
+            return
+        except forward.Unreachable:
+            # The table's owner did not answer (it died, or is stuck): the next frame finds its owner again.
+            await self.send_error(
+                UNAVAILABLE,
+                "The server running this table did not answer; the action may have been applied. "
+                "Retry it as it was (the same v): if it was applied, the retry is refused as stale_version.",
+            )
             return
         except DatabaseFailure:
             # The transaction rolled back (or never began): nothing was applied. Say so instead of crashing.
@@ -379,46 +312,77 @@ class TableConsumer(_Consumer):
                 UNAVAILABLE, "The server cannot reach its database; nothing was changed. Retry."
             )
             return
-        if answer is not None:
-            await self._deliver(*answer)
 
-    def _perform(self, action: dict[str, Any]) -> tuple[int, str] | None:
-        """Apply the action, then build this viewer's view of the new version in the same trip to the database
-        thread (usually the first build of that version in this process, which the other viewers then find
-        kept); None for a chat line, which changes no version."""
+    async def _command(self, action: dict[str, Any]) -> None:
+        """Hand the action (or chat line) to the table's owner (`tables.remote`: the table's actor here, or
+        the owning process's). The new version's view comes through the mailbox, as every viewer's here does
+        (from the actor's memory, or read once when the owner is another process)."""
         if action["action"] == "chat":
-            if not chat_allowed(self.user.pk, now=time.time()):
-                raise services.ActionRefused(
-                    RATE_LIMITED,
-                    f"Too many chat lines: at most {CHAT_LINES} every {CHAT_WINDOW_SECONDS} seconds.",
-                )
-            services.post_chat(table_id=self.table_id, user=self.user, text=action["text"])
-            return None
-        with broadcast.held():
-            version = services.perform(
-                table_id=self.table_id, user=self.user, action=action, expected_version=action["v"]
+            await database_sync_to_async(self._check_chat_rate)()
+            await self.route.send({"op": "chat", "text": action["text"]}, user=self.user)
+            return
+        if action["action"] == "emote":  # not stored and no version: shown from here, not the owner's
+            await database_sync_to_async(self._check_chat_rate)()
+            await database_sync_to_async(services.post_emote)(
+                table_id=self.table_id, user=self.user, emote=action["emote"]
             )
-            return self._build(None, version)
+            return
+        command = {"op": "act", "action": action, "v": action["v"]}
+        await self.route.send(command, user=self.user)
 
-    # --- group messages ---
+    def _check_chat_rate(self) -> None:
+        if not chat_allowed(self.user.pk, now=time.time()):
+            raise services.ActionRefused(
+                RATE_LIMITED,
+                f"Too many chat lines and emotes: at most {CHAT_LINES} every {CHAT_WINDOW_SECONDS} seconds.",
+            )
 
-    async def table_changed(self, event):
-        if event["v"] > self.sent_version:
-            exported = event.get("shared")
-            if exported is not None:  # from another process: its shared part of that version, kept here too
-                adopt_shared(self.table_id, event["v"], exported)
-            await self.send_view(version=event["v"])
+    # --- from the mailbox ---
 
-    async def fanout_rejoined(self, event):
-        # Broadcasts from the other processes may have been lost while Redis was away: catch up.
-        await self.send_view()
+    async def table_shared(self, event):
+        """A version's shared view part (`tables.broadcast`): add this viewer's own part and send it."""
+        shared, now = event["shared"], timezone.now()
+        if self.shared is None or shared.version >= self.shared.version:
+            self.shared = shared
+        if shared.reveal is not None and shared.reveal[0] != self.settled_at:
+            # Watching when the round settled: its dealer frames start when its version arrives, all of them
+            # (a slow delivery delays the dealer's turn for this viewer rather than skipping its first cards).
+            self.settled_at, self.frames_from = shared.reveal[0], now
+        frame = frame_at(shared, now, start=self.frames_from)
+        if (shared.version, frame.index) > (self.sent_version, self.sent_frame):
+            found = view_of(frame.shared, self.user, balance=self.balance)
+            self.balance = found.balance  # kept for when they hold no seat (after leaving)
+            await self._deliver(found.version, self._encode(found, None), frame=frame.index)
+        self._pace(shared, frame)
+        self._reannounce(shared)
+
+    def _pace(self, shared, frame) -> None:
+        """While a version's dealer frames are shown (`viewmodel.frame_at`), hand the version to this
+        connection's mailbox again when its next frame is due; a newer version supersedes it."""
+        if frame.next_at is None or shared.version != self.sent_version:
+            return
+        if self.frame_timer is not None:
+            self.frame_timer.cancel()
+        delay = max(0.0, (frame.next_at - timezone.now()).total_seconds())
+        message = {"type": "table.shared", "shared": shared}
+        self.frame_timer = asyncio.get_running_loop().call_later(delay, self.mailbox.deliver, message)
+
+    async def table_gone(self, event):
+        await self.close()
 
     async def table_chat(self, event):
-        # The shared part this process keeps lists the chat: the next view reads it afresh.
-        forget_table_views(self.table_id, chat_id=event["id"])
-        text = await on_database(self._render_chat)(event["id"])
+        text = await database_sync_to_async(self._render_chat)(event["id"])
         if text is not None:
             await self.send(text_data=text)
+
+    async def table_emote(self, event):
+        """A quick reaction (`services.post_emote`): a JSON `emote` message, or the line htmx adds to the
+        page's reactions log (table.js shows it at the sender's seat for a few seconds)."""
+        entry = {key: event[key] for key in ("emote", "text", "from", "display_name", "at")}
+        if self.json_format:
+            await self.send(text_data=json.dumps({"type": "emote", **entry}))
+        else:
+            await self.send(text_data=render_to_string(f"{LIVE_TEMPLATE}#emote", {"emote": entry}))
 
     def _render_chat(self, message_id: int) -> str | None:
         if not self.json_format:
@@ -431,45 +395,28 @@ class TableConsumer(_Consumer):
 
     # --- sending ---
 
-    async def send_view(
-        self, *, force: bool = False, error: dict[str, str] | None = None, version: int | None = None
-    ) -> None:
-        """Send the viewer's current view unless this connection already has that version (or a newer one);
-        `force` sends it again at the same version. With `version` (announced by a broadcast) the view comes
-        from the shared part this process keeps for that version when it can, built right here without the
-        database thread; otherwise it is read from the database."""
-        found = None
-        key = (self.table_id, version)
-        if version is not None:
-            found = cached_viewer_view(table_id=self.table_id, user=self.user, version=version)
-            reading = _reading.get(key)
-            if found is None and reading is not None:
-                # Another viewer here is reading this version: its read keeps the shared part for us too.
-                await asyncio.shield(reading)
-                found = cached_viewer_view(table_id=self.table_id, user=self.user, version=version)
-        if found is not None:
-            built, text = found.version, self._encode(found, error)
-        else:
-            mine = None
-            if version is not None and key not in _reading:
-                mine = _reading[key] = asyncio.get_running_loop().create_future()
-            try:
-                built, text = await on_database(self._build)(error, version)
-            except Table.DoesNotExist:
-                await self.close()
-                return
-            finally:
-                if mine is not None:
-                    del _reading[key]
-                    mine.set_result(None)
-        await self._deliver(built, text, force=force)
-
-    async def _deliver(self, built: int, text: str, *, force: bool = False) -> None:
-        """Send a view of version `built` unless this connection has a newer one (or this one, unless
-        `force`): a connection never receives an older state after a newer one."""
-        if built < self.sent_version or (built == self.sent_version and not force):
+    async def send_view(self, *, force: bool = False, error: dict[str, str] | None = None) -> None:
+        """Send the viewer's current view, read from the database, unless this connection already has that
+        version (or a newer one); `force` sends it again at the same version."""
+        try:
+            shared, frame, text = await database_sync_to_async(self._build)(error)
+        except Table.DoesNotExist:
+            await self.close()
             return
-        self.sent_version = built
+        if self.shared is None or shared.version >= self.shared.version:
+            self.shared = shared
+        await self._deliver(shared.version, text, frame=frame.index, force=force)
+        self._pace(shared, frame)
+        self._reannounce(shared)
+
+    async def _deliver(self, built: int, text: str, *, frame: int = 0, force: bool = False) -> None:
+        """Send frame `frame` of version `built` unless this connection has a later one (or this one, unless
+        `force`): a connection never receives an older state after a newer one, nor an earlier dealer frame
+        after a later one."""
+        sent = (self.sent_version, self.sent_frame)
+        if (built, frame) < sent or ((built, frame) == sent and not force):
+            return
+        self.sent_version, self.sent_frame = built, frame
         await self.send(text_data=text)
 
     async def send_error(self, code: str, message: str, *, fresh: bool = False) -> None:
@@ -478,15 +425,33 @@ class TableConsumer(_Consumer):
         if self.json_format:
             await self.send(text_data=json.dumps({"type": "error", **error}))
             if fresh:
-                await self.send_view(force=True)
+                await self._resend(None)
         elif fresh:
-            await self.send_view(force=True, error=error)
+            await self._resend(error)
         else:
             await self.send(text_data=render_to_string(f"{LIVE_TEMPLATE}#flash", {"error": error}))
 
-    def _build(self, error: dict[str, str] | None, version: int | None) -> tuple[int, str]:
-        found = viewer_view(table_id=self.table_id, user=self.user, version=version)
-        return found.version, self._encode(found, error)
+    async def _resend(self, error: dict[str, str] | None) -> None:
+        """The current view again (after a stale-version refusal): from the latest shared part this
+        connection was handed when that is the version this process's actor holds (the table as it is), else
+        read from the database (the owner is elsewhere, or the actor reloaded a version no viewer was shown:
+        another writer's)."""
+        shared = self.shared
+        if shared is None or shared.version != actors.version_in_memory(self.table_id):
+            await self.send_view(force=True, error=error)
+            return
+        frame = frame_at(shared, timezone.now(), start=self.frames_from)
+        found = view_of(frame.shared, self.user, balance=self.balance)
+        await self._deliver(shared.version, self._encode(found, error), frame=frame.index, force=True)
+
+    def _build(self, error: dict[str, str] | None) -> tuple[_Shared, Frame, str]:
+        shared = read_shared(self.table_id)
+        if shared.reveal is not None and shared.reveal[0] != self.settled_at:
+            self.settled_at, self.frames_from = shared.reveal[0], None  # connecting: the frame of the moment
+        frame = frame_at(shared, timezone.now(), start=self.frames_from)
+        found = view_of(frame.shared, self.user, balance=own_balance(shared, self.user))
+        self.balance = found.balance
+        return shared, frame, self._encode(found, error)
 
     def _encode(self, found: ViewerView, error: dict[str, str] | None) -> str:
         if self.json_format:
@@ -502,10 +467,11 @@ class LobbyConsumer(_Consumer):
         query = _query(self.scope)
         self.json_format = query.get("format") == "json"
         self.page = lobby_page(query.get("page"))
+        self.game = durak_services.lobby_game(query.get("game"))
         register_loop(asyncio.get_running_loop())
-        self.mailbox = fanout.Mailbox(self.dispatch, failed=self._failed)
+        self.mailbox = broadcast.Mailbox(self.dispatch, failed=self._failed)
         try:
-            await fanout.join(LOBBY_GROUP, self.mailbox)
+            await broadcast.join(LOBBY_GROUP, self.mailbox)
         except Exception:
             self.mailbox.close()
             raise
@@ -518,7 +484,7 @@ class LobbyConsumer(_Consumer):
         if mailbox is not None:
             self.mailbox = None
             mailbox.close()
-            await fanout.leave(LOBBY_GROUP, mailbox)
+            await broadcast.leave(LOBBY_GROUP, mailbox)
 
     async def _failed(self) -> None:
         await self.close(code=INTERNAL_ERROR)
@@ -530,16 +496,20 @@ class LobbyConsumer(_Consumer):
     async def lobby_changed(self, event):
         await self.send_lobby()
 
-    async def fanout_rejoined(self, event):
-        await self.send_lobby()  # lobby changes may have been lost while Redis was away
-
     async def send_lobby(self) -> None:
-        await self.send(text_data=await on_database(self._render)())
+        await self.send(text_data=await database_sync_to_async(self._render)())
 
     def _render(self) -> str:
         view = build_lobby_view(page=self.page)
+        durak = durak_services.lobby_rows() if self.game != "blackjack" else None
         if self.json_format:
-            return json.dumps(view)
-        return render_to_string(
-            LOBBY_TEMPLATE, {"lobby": view, "tables": view["tables"], "user": self.scope["user"]}
-        )
+            return json.dumps({**view, "durak_tables": durak or []})
+        html = ""
+        if self.game != "durak":
+            html = render_to_string(
+                LOBBY_TEMPLATE, {"lobby": view, "tables": view["tables"], "user": self.scope["user"]}
+            )
+        if durak is not None:
+            context = {"durak_tables": durak, "user": self.scope["user"]}
+            html += render_to_string(DURAK_LOBBY_TEMPLATE, context)
+        return html

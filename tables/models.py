@@ -1,5 +1,6 @@
 """Live tables: rule presets, tables and seats, shoes, rounds, the append-only action log, the table's
-event log (the casino notification box), chat, and connection presence.
+event log (the casino notification box) and chat. Who is connected is not stored: the table's owner counts
+its sockets (`tables.actors`); a seat keeps only when its player was marked gone (`Seat.disconnected_at`).
 
 Only `tables.services` writes these rows (and the admin for staff settings of presets and tables). The
 round's engine state lives in `Round.state` as the engine's own JSON; the shoe's card order is never stored
@@ -16,6 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from blackjack_site.append_only import AppendOnlyModel
+from live.models import Leased
 from tables.engine.errors import EngineError
 from tables.engine.rules import RuleSet
 from tables.engine.shoe import new_server_seed
@@ -90,7 +92,7 @@ def new_private_token() -> str:
     return secrets.token_urlsafe(18)
 
 
-class Table(models.Model):
+class Table(Leased):
     name = models.CharField(max_length=60)
     preset = models.ForeignKey(RulePreset, on_delete=models.PROTECT, related_name="tables")
     min_bet = models.PositiveIntegerField(default=10)
@@ -125,6 +127,10 @@ class Table(models.Model):
     # `next_shoe_hash`), so it is fixed before the players choose the seeds the shoe's client seed is made of.
     # Secret until that shoe is retired, like `Shoe.server_seed`.
     next_server_seed = models.CharField(max_length=64, default=new_server_seed, editable=False)
+    # Set when the table's commands kept failing outside the engine (`tables.services.quarantine`): its round
+    # was voided, its players stood up and it was closed until staff reopen it.
+    quarantined_at = models.DateTimeField(null=True, blank=True, editable=False)
+    quarantine_reason = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["id"]
@@ -178,7 +184,11 @@ class Seat(models.Model):
     ready = models.BooleanField(default=False, help_text="Ready for the next round (ready check).")
     leaving_after_round = models.BooleanField(default=False)
     client_seed = models.CharField(max_length=64, blank=True)
-    disconnected_at = models.DateTimeField(null=True, blank=True)
+    disconnected_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Since when the player has had no socket here, as the owner counts (the grace period).",
+    )
 
     class Meta:
         ordering = ["table", "number"]
@@ -326,20 +336,6 @@ class ChatMessage(models.Model):
 
     def __str__(self) -> str:
         return self.text[:40]
-
-
-class Presence(models.Model):
-    """One open websocket of a logged-in user on a table (several tabs: several rows). The process holding it
-    vouches for it every `PRESENCE_HEARTBEAT_SECONDS` (`seen_at`); a row nobody vouches for is dropped."""
-
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="presences")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    channel_name = models.CharField(max_length=200, unique=True)
-    connected_at = models.DateTimeField(default=timezone.now)
-    seen_at = models.DateTimeField(default=timezone.now, db_index=True)
-
-    def __str__(self) -> str:
-        return f"user #{self.user_id} on table #{self.table_id}"
 
 
 from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats  # noqa: E402, F401

@@ -1,18 +1,20 @@
 """Client messages of the table protocol (shared/PROTOCOL.md): one text frame in, one validated action out.
 
 `parse_message(frame, html=...)` turns a frame into a plain dict that `tables.services.perform` (or
-`post_chat` for `chat`) receives, or raises `ProtocolError(code, message)`; it raises nothing else, whatever
-the input. Every result has the keys `action` and `v` plus, per action:
+`post_chat` for `chat`, `post_emote` for `emote`) receives, or raises `ProtocolError(code, message)`; it
+raises nothing else, whatever the input. Every result has the keys `action` and `v` plus, per action:
 
 | action | keys |
 |---|---|
 | `sit` | `seat` (int 1-7), `seed` (1-64 letters, digits, `-`, `_`, `.`; or None: the server draws one) |
-| `leave`, `ready` | none |
+| `leave` | `seat` (int 1-7 or None: every seat of yours) |
+| `ready` | none |
 | `bet` | `amount` (int 1..10**12), `seat` (int 1-7 or None) |
 | `insurance`, `even_money` | `accept` (bool), `seat` (int 1-7 or None: every seat of yours with the offer) |
 | `hit`, `stand`, `double`, `split`, `surrender` | `seat` (int 1-7 or None), `hand` (int 0-3 or None) |
 | `surrender` | also `accept` (bool or None): answers early surrender in the insurance window |
 | `chat` | `text` (str, invisible format characters removed, stripped, 1-300 bytes of UTF-8) |
+| `emote` | `emote` (str, a key of `EMOTES`) |
 
 Two formats share the same fields. JSON clients (`?format=json`) must send real JSON types: a string where an
 int belongs is `bad_message` (or `bad_amount` for the amount), and unknown fields are refused so that a typo
@@ -42,7 +44,16 @@ MIN_SEAT, MAX_SEAT = 1, 7
 MIN_HAND, MAX_HAND = 0, 3
 
 PLAY_ACTIONS = ("hit", "stand", "double", "split", "surrender")
-ACTIONS = ("sit", "leave", "bet", "ready", "insurance", "even_money", *PLAY_ACTIONS, "chat")
+ACTIONS = ("sit", "leave", "bet", "ready", "insurance", "even_money", *PLAY_ACTIONS, "chat", "emote")
+#: Quick reactions at the table (`emote`): the key a client sends -> what the page shows.
+EMOTES = {
+    "thumbs_up": "\N{THUMBS UP SIGN}",
+    "gg": "GG",
+    "nice_hand": "Nice hand",
+    "ouch": "Ouch",
+    "good_luck": "Good luck",
+    "party": "\N{PARTY POPPER}",
+}
 
 #: Error codes of shared/PROTOCOL.md that the parser and the consumer produce themselves.
 BAD_MESSAGE = "bad_message"
@@ -187,6 +198,12 @@ def _text(value: Any, html: bool) -> str:
     return text
 
 
+def _emote(value: Any, html: bool) -> str:
+    if not isinstance(value, str) or value not in EMOTES:
+        raise ProtocolError(BAD_MESSAGE, f"unknown emote {_show(value)}; emotes: {', '.join(EMOTES)}")
+    return value
+
+
 def _seed(value: Any, html: bool) -> str:
     if not is_player_seed(value):
         raise ProtocolError(
@@ -215,7 +232,7 @@ _PLAY_FIELDS = {"seat": (_seat, False), "hand": (_hand, False)}
 # Per action: field name -> (parser, required).
 _FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
     "sit": {"seat": (_seat, True), "seed": (_seed, False)},
-    "leave": {},
+    "leave": {"seat": (_seat, False)},
     "bet": {"amount": (_amount, True), "seat": (_seat, False)},
     "ready": {},
     "insurance": {"accept": (_accept, True), "seat": (_seat, False)},
@@ -224,4 +241,5 @@ _FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
     # Early surrender is offered in the insurance window and answered yes or no, like insurance.
     "surrender": {**_PLAY_FIELDS, "accept": (_accept, False)},
     "chat": {"text": (_text, True)},
+    "emote": {"emote": (_emote, True)},
 }

@@ -7,46 +7,38 @@ shoe order, the server seeds of the shoe in play and of the next one (only their
 unrevealed hole card are never copied into it.
 `build_lobby_view()` is the lobby's message.
 
-Reads: every connected viewer rebuilds its view after every change, so the part all viewers share (table,
-round, shoe, seats with their players' balances and presence, events, chat: four prepared queries whatever
-their number of rows, `blackjack_site.prepared`) is built once per table version and kept per process under
-(table id, version). A viewer told the version by a broadcast, holding a seat (so its balance is in the shared
-part) or watching anonymously, then gets its view without any query, in the consumer's event loop; anyone
-else reads one row first (the table's version and last chat line, which check the kept part, with the
-viewer's balance). The process that makes a change keeps the new version's shared part as the change commits,
-derived from the previous version's and what the change holds (`keep_change_on_commit`); with several
-processes, it sends that part to the others with its announcement, and they keep it instead of reading it
-(`export_shared`, `adopt_shared`). A chat line makes a process forget its kept versions of that table. A row
-changed without bumping the version (a presence row that marks no seat, a staff edit in the admin) shows from
-the next version on, derived ones included (a change reads its seats, players, presence, balances and preset).
+Where a version's views come from: the part all viewers share (table, round, shoe, seats with their players'
+presence and balances, events, chat) is built once per version, then each viewer's own part (`you`: their
+seats, controls, balance, hint) is a cheap function of it (`view_of`). The table's actor builds the shared
+part from what it holds in memory after its commit (`shared_from_memory`, with the `Memory` it keeps); a
+change made by any other path, and a viewer's first view, read it from the database (`read_shared`).
+A settled round's dealer's turn is shown as `dealer` frames of its version before the version itself
+(`frame_at`: the frame is a function of the committed round and the time since it settled).
 """
 
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 import orjson
 from django.core.signals import setting_changed
-from django.db import transaction
-from django.db.models import Count, DateTimeField, Exists, OuterRef, Q, Subquery
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.dispatch import receiver
 from django.templatetags.static import static
-from django.utils.dateparse import parse_datetime
 
 from accounts.avatars import avatar_static_path
 from accounts.models import Wallet
-from blackjack_site.prepared import Batch, Prepared, cache_relation, field_names, related_models
 from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, allowed_actions
 from tables.engine.rules import RuleSet
 from tables.engine.shoe import seed_hash
 from tables.engine.strategy import recommend
-from tables.models import ChatMessage, Phase, Presence, Round, RulePreset, Seat, Shoe, Table, TableEvent
+from tables.flow.rounds import DEALER_CARD_SECONDS, dealer_turn_cards
+from tables.models import ChatMessage, Phase, Round, Seat, Shoe, Table, TableEvent
 
 logger = logging.getLogger(__name__)
 
@@ -89,16 +81,27 @@ def visible_table(*, table_id: int, user, private_token: str | None = None) -> T
 @dataclass(frozen=True)
 class _Shared:
     """What every viewer of a table sees alike at one version: the view's `table` part, what `you` needs, and
-    the seated players' balances. Shared between viewers once built: never mutate it."""
+    the seated players' balances. Built once per version (from the table actor's memory, or read from the
+    database) and shared between viewers: never mutate it."""
 
     table: Table
     seat_rows: dict[int, "_SeatRow"]
     state: RoundState | None
     turn: tuple[int, int] | None
     view_table: dict[str, Any]
-    last_chat: int | None
     balances: dict[int, int]
     _kept: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: A settled round whose dealer's turn is still being shown: when it settled and how many dealer frames
+    #: come before its results (`frame_at`); None otherwise.
+    reveal: tuple[datetime, int] | None = None
+    #: The chips the round's settlement paid each player (taken out of the balances a dealer frame shows).
+    paid: dict[int, int] = field(default_factory=dict)
+    #: This is a dealer frame: nobody has anything to decide.
+    revealing: bool = False
+
+    @property
+    def version(self) -> int:
+        return self.table.version
 
     @cached_property
     def table_json(self) -> str:
@@ -111,7 +114,7 @@ class _Shared:
         lean = {key: value for key, value in self.view_table.items() if key not in LOG_LISTS}
         return orjson.dumps(lean).decode()
 
-    def keep(self, key: str, make: Callable[[], Any]) -> Any:
+    def keep(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """`make()` computed once for this version and kept with it (e.g. HTML every viewer shares); two
         threads asking at once may both compute it, alike."""
         if key not in self._kept:
@@ -125,6 +128,8 @@ class ViewerView:
 
     view: dict[str, Any]
     shared: _Shared
+    #: The viewer's balance as known, before a dealer frame takes out what the round paid them.
+    balance: int | None = None
 
     @property
     def version(self) -> int:
@@ -137,16 +142,8 @@ class ViewerView:
         return f'{{"type": "state", "v": {self.version}, "table": {table}, "you": {you}}}'
 
 
-# Per process: (table id, version) -> _Shared. After a change every connected viewer rebuilds its view; the
-# first one reads the table and the others only add their own `you` part, without a query when they know the
-# version (the broadcast says it) and hold a seat (their balance is in the shared part).
-_shared_views: OrderedDict[tuple[int, int], _Shared] = OrderedDict()
-_shared_lock = threading.Lock()
-SHARED_VIEWS_KEPT = 256
-
-
 class _SeatRow(NamedTuple):
-    """A seat as the view needs it (plain values: seven of these are read for every table version)."""
+    """A seat as the view needs it (plain values)."""
 
     number: int
     user_id: int | None
@@ -164,300 +161,138 @@ class _SeatRow(NamedTuple):
         return self.user__wallet__balance
 
 
-# --- the reads, compiled once (blackjack_site.prepared): every table version runs them -----------------
-
-_TABLE_PARTS = (Table, Round, Shoe, RulePreset)
-_TABLE_ROW = Prepared(
-    lambda table_id: Table.objects.filter(pk=table_id).values_list(
-        *field_names(Table),
-        *field_names(Round, "current_round__"),
-        *field_names(Shoe, "current_round__shoe__"),
-        *field_names(RulePreset, "preset__"),
-    ),
-    arity=1,
-)
-_SEATS = Prepared(
-    lambda table_id: (
-        Seat.objects.filter(table_id=table_id)
-        .annotate(connected=Exists(Presence.objects.filter(table_id=table_id, user_id=OuterRef("user_id"))))
-        .values_list(*_SeatRow._fields)
-    ),
-    arity=1,
-)
-_EVENTS = Prepared(
-    lambda table_id: (
-        TableEvent.objects.filter(table_id=table_id)
-        .order_by("-id")
-        .values_list("created_at", "text", "kind")[:EVENTS_SHOWN]
-    ),
-    arity=1,
-)
-_CHAT = Prepared(
-    lambda table_id: (
-        ChatMessage.objects.filter(table_id=table_id)
-        .order_by("-id")
-        .values_list("id", "user__username", "user__display_name", "text", "created_at")[:CHAT_SHOWN]
-    ),
-    arity=1,
-)
-_VERSION_KEY = Prepared(
-    lambda table_id, user_id: (
-        Table.objects.filter(pk=table_id)
-        .annotate(
-            last_chat=Subquery(
-                ChatMessage.objects.filter(table_id=table_id).order_by("-id").values("id")[:1]
-            ),
-            balance=Subquery(Wallet.objects.filter(user_id=user_id).values("balance")[:1]),
-        )
-        .values_list("version", "created_at", "last_chat", "balance")
-    ),
-    arity=2,
-)
+# --- the reads of a version from the database (a viewer on another process, or the actor's first view) ---
 
 
 def _load_table(table_id: int) -> Table:
-    """The table with its preset, current round and the round's shoe (as select_related would load them)."""
-    rows = _TABLE_ROW.rows(table_id)
-    if not rows:
-        raise Table.DoesNotExist(f"no table {table_id}")
-    table, round_, shoe, preset = related_models(rows[0], _TABLE_PARTS)
-    if round_ is not None:
-        cache_relation(round_, "shoe", shoe)
-    cache_relation(table, "current_round", round_)
-    cache_relation(table, "preset", preset)
-    return table
+    """The table with its preset, current round and the round's shoe."""
+    return Table.objects.select_related("current_round__shoe", "preset").get(pk=table_id)
 
 
-def build_table_view(*, table_id: int, user) -> dict[str, Any]:
-    """The `state` message for `user` (anonymous: the spectator's view). Raises Table.DoesNotExist."""
-    return viewer_view(table_id=table_id, user=user).view
+def build_table_view(*, table_id: int, user, now: datetime | None = None) -> dict[str, Any]:
+    """The `state` message for `user` (anonymous: the spectator's view) of the stored version, or of its frame
+    at `now` (`frame_at`: a dealer frame while a settled round's dealer's turn is shown). Raises
+    Table.DoesNotExist."""
+    return viewer_view(table_id=table_id, user=user, now=now).view
 
 
-def viewer_view(*, table_id: int, user, version: int | None = None) -> ViewerView:
-    """`user`'s view of the table from the database: the shared part of the stored version if this process
-    has it (one query: the version key and the viewer's balance), else read afresh. With `version` (what a
-    broadcast announced) the kept shared part of that version is used without any query when it can be
-    (`cached_viewer_view`). Raises Table.DoesNotExist."""
-    if version is not None:
-        found = cached_viewer_view(table_id=table_id, user=user, version=version)
-        if found is not None:
-            return found
-    # The balance of an anonymous viewer's user id 0 is nobody's: None.
-    rows = _VERSION_KEY.rows(table_id, user.pk if user.is_authenticated else 0)
-    if not rows:
-        raise Table.DoesNotExist(f"no table {table_id}")
-    stored_version, created_at, chat_id, balance = rows[0]
-    with _shared_lock:
-        shared = _shared_views.get((table_id, stored_version))
-    if shared is None or shared.table.created_at != created_at or shared.last_chat != chat_id:
-        shared = _build_shared(table_id)
-        if (shared.table.version, shared.table.created_at, shared.last_chat) == (
-            stored_version,
-            created_at,
-            chat_id,
-        ):
-            _keep(shared)
-    return ViewerView(_view(shared, user, balance), shared)
+def viewer_view(*, table_id: int, user, now: datetime | None = None) -> ViewerView:
+    """`user`'s view of the table as stored, or of its frame at `now` (see `build_table_view`). Raises
+    Table.DoesNotExist."""
+    shared = read_shared(table_id)
+    balance = own_balance(shared, user)
+    if now is not None:
+        shared = frame_at(shared, now).shared
+    return view_of(shared, user, balance=balance)
 
 
-def cached_viewer_view(*, table_id: int, user, version: int) -> ViewerView | None:
-    """`user`'s view at `version` from the shared part this process keeps, without touching the database;
-    None when this process has not built that version, or the viewer holds no seat (so its balance is not in
-    the shared part)."""
-    with _shared_lock:
-        shared = _shared_views.get((table_id, version))
-    if shared is None:
-        return None
-    balance = None
-    if user.is_authenticated:
-        balance = shared.balances.get(user.pk)
-        if balance is None:
-            return None
-    return ViewerView(_view(shared, user, balance), shared)
-
-
-def _keep(shared: _Shared, *, unless_chat_missing: bool = False) -> None:
-    """Keep a shared part; `unless_chat_missing` (one not read afresh): not if this process keeps that version
-    already or has heard of a chat line it lacks."""
-    key = (shared.table.pk, shared.table.version)
-    with _shared_lock:
-        if unless_chat_missing and (
-            key in _shared_views or (shared.last_chat or 0) < _chat_seen.get(key[0], 0)
-        ):
-            return
-        _shared_views[key] = shared
-        while len(_shared_views) > SHARED_VIEWS_KEPT:
-            _shared_views.popitem(last=False)
-
-
-def _view(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
-    return {
+def view_of(shared: _Shared, user, *, balance: int | None = None) -> ViewerView:
+    """`user`'s view of a version's shared part: no query. A seated viewer's balance is in the shared part;
+    `balance` is the one a viewer holding no seat was last told (`own_balance`)."""
+    balance = shared.balances.get(user.pk, balance) if user.is_authenticated else None
+    shown = balance
+    if shared.revealing and balance is not None:
+        shown = balance - shared.paid.get(user.pk, 0)
+    view = {
         "type": "state",
-        "v": shared.table.version,
+        "v": shared.version,
         "table": shared.view_table,
-        "you": _you(shared, user, balance),
+        "you": _you(shared, user, shown),
     }
+    return ViewerView(view, shared, balance)
 
 
-def forget_table_views(table_id: int, *, chat_id: int | None = None) -> None:
-    """Drop what this process keeps of one table (a chat line arrived: the shared part lists the chat). With
-    `chat_id`, that line's id: a shared part another process sends later without it is not adopted."""
-    with _shared_lock:
-        for key in [key for key in _shared_views if key[0] == table_id]:
-            del _shared_views[key]
-        if chat_id is not None and chat_id > _chat_seen.get(table_id, 0):
-            _chat_seen[table_id] = chat_id
-            _chat_seen.move_to_end(table_id)
-            while len(_chat_seen) > SHARED_VIEWS_KEPT:
-                _chat_seen.popitem(last=False)
-
-
-# --- the shared part between processes ------------------------------------------------------------------
-#
-# The process that applies an action builds the new version's shared part anyway (for the acting viewer);
-# the other processes serving viewers of that table would each read the same rows again. Instead the
-# broadcast to them carries the shared part (`export_shared`: JSON, sent through Redis between servers,
-# never to a client), and the first viewer there to hear of it adopts it (`adopt_shared`). It holds what the
-# views are built from: the table row (without its private token), the seats, the round's engine state
-# without the shoe (it never had one: see `_engine_state`), and the view's table part as its JSON.
-
-# table id -> the newest chat line this process has heard of (see `forget_table_views`)
-_chat_seen: OrderedDict[int, int] = OrderedDict()
-_SHIPPED_TABLE_FIELDS = tuple(
-    field for field in Table._meta.concrete_fields if field.attname != "private_token"
-)
-
-
-def export_shared(table_id: int, version: int) -> dict[str, str] | None:
-    """The shared part this process keeps for that version, for the other processes: `{"view": JSON,
-    "rest": JSON}`; None if it keeps none."""
-    with _shared_lock:
-        shared = _shared_views.get((table_id, version))
-    if shared is None:
+def own_balance(shared: _Shared, user) -> int | None:
+    """The viewer's balance: from the shared part when they hold a seat, else read."""
+    if not user.is_authenticated:
         return None
-    return shared.keep("export", lambda: _export(shared))
+    if user.pk in shared.balances:
+        return shared.balances[user.pk]
+    return Wallet.objects.filter(user_id=user.pk).values_list("balance", flat=True).first()
 
 
-def _export(shared: _Shared) -> dict[str, str]:
-    table = [_plain(field, getattr(shared.table, field.attname)) for field in _SHIPPED_TABLE_FIELDS]
-    rest = {
-        "table": table,
-        "seats": [list(row) for row in shared.seat_rows.values()],
-        "state": None if shared.state is None else shared.state.to_dict(),
-        "turn": None if shared.turn is None else list(shared.turn),
-        "last_chat": shared.last_chat,
-        "balances": [[user_id, balance] for user_id, balance in shared.balances.items()],
-    }
-    return {"view": shared.table_json, "rest": orjson.dumps(rest, option=orjson.OPT_NON_STR_KEYS).decode()}
-
-
-def _plain(field, value):
-    return value.isoformat() if isinstance(field, DateTimeField) and value is not None else value
-
-
-def _unplain(field, value):
-    return parse_datetime(value) if isinstance(field, DateTimeField) and value is not None else value
-
-
-def adopt_shared(table_id: int, version: int, exported: dict[str, str]) -> bool:
-    """Keep the shared part another process exported for that version, unless this process keeps one
-    already or has heard of a chat line it lacks; whether it was adopted. One it cannot read (a process of
-    another release, during a rolling deploy) is not adopted either: the version is read instead."""
-    with _shared_lock:
-        if (table_id, version) in _shared_views:
-            return False
-        chat_seen = _chat_seen.get(table_id, 0)
-    try:
-        shared = _imported(table_id, version, exported, chat_seen)
-    except (EngineError, KeyError, TypeError, ValueError, AttributeError):
-        logger.warning(
-            "table %s: a shared part from another process could not be read", table_id, exc_info=True
-        )
-        return False
-    if shared is None:
-        return False
-    _keep(shared)
-    return True
-
-
-def _imported(table_id: int, version: int, exported: dict[str, str], chat_seen: int) -> _Shared | None:
-    rest = orjson.loads(exported["rest"])
-    if (rest["last_chat"] or 0) < chat_seen:
-        return None
-    # The private token is left deferred: nothing a view needs reads it.
-    table = Table.from_db(
-        "default",
-        [field.attname for field in _SHIPPED_TABLE_FIELDS],
-        [_unplain(field, value) for field, value in zip(_SHIPPED_TABLE_FIELDS, rest["table"], strict=True)],
-    )
-    if table.pk != table_id or table.version != version:
-        return None
-    shared = _Shared(
-        table,
-        {row[0]: _SeatRow(*row) for row in rest["seats"]},
-        None if rest["state"] is None else RoundState.from_dict(rest["state"]),
-        None if rest["turn"] is None else tuple(rest["turn"]),
-        orjson.loads(exported["view"]),
-        rest["last_chat"],
-        dict(rest["balances"]),
-    )
-    shared.__dict__["table_json"] = exported["view"]  # the cached encoding, as sent
-    return shared
-
-
-def forget_shared_views() -> None:
-    """Drop the per-process views (for code that changes tables without bumping their version: tests)."""
-    with _shared_lock:
-        _shared_views.clear()
-
-
-def _build_shared(table_id: int) -> _Shared:
+def read_shared(table_id: int) -> _Shared:
+    """The shared part of the table's stored version, read from the database. Raises Table.DoesNotExist."""
     table = _load_table(table_id)
-    seat_rows = _seat_rows(table_id)
-    return _assemble(table, table.current_round, seat_rows, _events(table), recent_chat(table_id=table.pk))
-
-
-def keep_change_on_commit(
-    table: Table, round_: Round | None, events: list[TableEvent], *, writes: Batch
-) -> None:
-    """Send a change's last `writes`, and keep the new version's shared part, derived from the previous
-    version's (if this process keeps it) and what the change holds, once the change's transaction commits;
-    called inside that transaction. The table with its preset, its round and shoe and the change's events
-    come from the change; the seats (with their players, presence and balances, which other tables and the
-    wallet change too) are read again, one statement sent after the writes in their round trip; the older
-    events and the chat are the previous version's (a chat line makes a process forget its kept parts, see
-    `forget_table_views`). Without the previous part, or with a round the change did not load, nothing is
-    kept: the first viewer reads the version as before. The acting process then builds its views of the
-    version without reading it back after the commit."""
-    with _shared_lock:
-        previous = _shared_views.get((table.pk, table.version - 1))
-    derivable = (
-        previous is not None
-        and previous.table.created_at == table.created_at
-        and table.current_round_id is not None
-        and round_ is not None
-        and round_.pk == table.current_round_id
-        and Round.shoe.is_cached(round_)
+    round_ = table.current_round
+    shoe = round_.shoe if round_ is not None else _unretired_shoe(table)
+    return _assemble(
+        table, round_, shoe, _seat_rows(table_id), _events(table_id), recent_chat(table_id=table_id)
     )
-    if not derivable:
-        writes.flush()
-        return
-    (rows,) = writes.flush((_SEATS, (table.pk,)))
-    seat_rows = {row[0]: _SeatRow(*row) for row in rows}
-    cache_relation(table, "current_round", round_)
-    added = [_event_entry(event.created_at, event.text, event.kind) for event in events]
-    shown = [*previous.view_table["events"], *added][-EVENTS_SHOWN:]
-    shared = _assemble(table, round_, seat_rows, shown, previous.view_table["chat"])
-    transaction.on_commit(lambda: _keep(shared, unless_chat_missing=True))
+
+
+def _unretired_shoe(table: Table) -> Shoe | None:
+    return Shoe.objects.filter(table=table, retired_at__isnull=True).order_by("-id").first()
+
+
+# --- the shared part from a table actor's memory ---------------------------------------------------------
+
+
+@dataclass
+class Memory:
+    """What a table's views need beyond the table's state that its actor holds: the last events and chat
+    lines shown and the seated players' balances. Read once
+    when the actor loads the table (`remember`), then kept up to date by the actor's own commits; `chat` is
+    None once a chat line arrived (read again by the next view)."""
+
+    events: list[dict[str, Any]]
+    chat: list[dict[str, Any]] | None
+    balances: dict[int, int]
+
+
+def remember(table_id: int) -> Memory:
+    """The memory of a table as stored: its events, chat and its seated players' balances."""
+    balances = {row.user_id: row.balance for row in _seat_rows(table_id).values() if row.balance is not None}
+    return Memory(_events(table_id), recent_chat(table_id=table_id), balances)
+
+
+def shared_from_memory(
+    table: Table, round_: Round | None, shoe: Shoe | None, seats: dict[int, Seat], memory: Memory
+) -> _Shared:
+    """The shared part of the version an actor holds, from its models as written (the table with its preset,
+    the current round with its shoe, or the table's unretired shoe, and the seats with their users) and its
+    `memory`: no query, unless a seated player's balance is not known yet (someone just sat down: read once)
+    or a chat line arrived since the last view (the chat is read again)."""
+    unknown = [
+        seat.user_id for seat in seats.values() if seat.user_id and seat.user_id not in memory.balances
+    ]
+    if unknown:
+        memory.balances.update(Wallet.objects.filter(user_id__in=unknown).values_list("user_id", "balance"))
+    if memory.chat is None:
+        memory.chat = recent_chat(table_id=table.pk)
+    rows = {}
+    for number, seat in seats.items():
+        user = seat.user if seat.user_id else None
+        rows[number] = _SeatRow(
+            number,
+            seat.user_id,
+            seat.ready,
+            seat.sitting_out,
+            seat.leaving_after_round,
+            seat.disconnected_at is None,
+            user.username if user else None,
+            user.display_name if user else None,
+            user.avatar if user else None,
+            memory.balances.get(user.pk) if user else None,
+        )
+    return _assemble(table, round_, shoe, rows, list(memory.events), list(memory.chat))
+
+
+def event_entry(at, text: str, kind: str) -> dict[str, Any]:
+    """One line of the view's `events` list, from a row read or an event a change has just written."""
+    return {"at": _iso(at), "text": text, "kind": str(kind)}
 
 
 def _seat_rows(table_id: int) -> dict[int, _SeatRow]:
-    return {row[0]: _SeatRow(*row) for row in _SEATS.rows(table_id)}
+    connected = ExpressionWrapper(Q(disconnected_at__isnull=True), output_field=BooleanField())
+    rows = Seat.objects.filter(table_id=table_id).annotate(connected=connected)
+    return {row[0]: _SeatRow(*row) for row in rows.values_list(*_SeatRow._fields)}
 
 
 def _assemble(
     table: Table,
     round_: Round | None,
+    shoe: Shoe | None,
     seat_rows: dict[int, _SeatRow],
     events: list[dict[str, Any]],
     chat: list[dict[str, Any]],
@@ -470,6 +305,13 @@ def _assemble(
     limits = live_round if live_round is not None else table
     min_bet, max_bet = limits.min_bet, limits.max_bet
     turn = state.turn if state is not None and table.phase == Phase.PLAYING else None
+    reveal, paid = None, {}
+    if state is not None and table.phase == Phase.SETTLED and round_.settled_at is not None:
+        steps = dealer_turn_cards(state)
+        if steps:
+            reveal = (round_.settled_at, steps)
+            for result in (round_.results or {}).get("seats", ()):
+                paid[result["user_id"]] = paid.get(result["user_id"], 0) + result["returned"]
     view_table = {
         "id": table.pk,
         "name": table.name,
@@ -484,7 +326,7 @@ def _assemble(
             _seat_view(number, seat_rows.get(number), state, turn) for number in range(1, table.seats + 1)
         ],
         "seats_total": table.seats,
-        "shoe": _shoe(table, round_),
+        "shoe": _shoe(shoe, round_),
         "next_shoe_hash": seed_hash(table.next_server_seed),
         "round_id": None if round_ is None else round_.pk,
         "round_number": None if round_ is None else round_.number,
@@ -495,8 +337,73 @@ def _assemble(
         "events": events,
         "chat": chat,
     }
-    last_chat = chat[-1]["id"] if chat else None
-    return _Shared(table, seat_rows, state, turn, view_table, last_chat, balances)
+    return _Shared(table, seat_rows, state, turn, view_table, balances, reveal=reveal, paid=paid)
+
+
+# --- the dealer's turn, shown frame by frame ------------------------------------------------------------
+
+
+class Frame(NamedTuple):
+    """What a viewer is shown of a version at one moment: the shared part (the version's own, or one of its
+    dealer frames), its place in the version's sequence (increasing), and when the next frame is due."""
+
+    shared: _Shared
+    index: int
+    next_at: datetime | None
+
+
+def frame_at(shared: _Shared, now: datetime, *, start: datetime | None = None) -> Frame:
+    """The frame of `shared` to show at `now`: a pure function of the committed round and the time since it
+    settled (or since `start`, when later: a viewer who watched the round and got its version late). While
+    the dealer's turn of a settled round is shown (`tables.flow.rounds.DEALER_CARD_SECONDS` apart per card),
+    the `dealer` phase with the cards turned so far and no results; then the version itself."""
+    if shared.reveal is None:
+        return Frame(shared, 0, None)
+    settled_at, steps = shared.reveal
+    start = settled_at if start is None else max(settled_at, start)
+    index = max(0, int((now - start).total_seconds() // DEALER_CARD_SECONDS))
+    if index >= steps:
+        return Frame(shared, steps, None)
+    framed = shared.keep(f"dealer_frame_{index}", lambda: _dealer_frame(shared, index))
+    return Frame(framed, index, start + timedelta(seconds=(index + 1) * DEALER_CARD_SECONDS))
+
+
+def _dealer_frame(shared: _Shared, index: int) -> _Shared:
+    """Dealer frame `index` of a settled round: the upcard and the next `index + 1` dealer cards, the players'
+    hands without results or payouts, the balances before payment (`view_of`) and none of the settlement's
+    events. Built from the version's view field by field, so nothing the frame does not show is in it."""
+    settled_at = shared.reveal[0]
+    cards = list(shared.state.dealer_cards)
+    shown = cards[: index + 2]
+    total, soft = hand_value(shown)
+    table = dict(shared.view_table)
+    table.update(
+        phase="dealer",
+        deadline=None,
+        deadline_seconds=None,
+        turn=None,
+        dealer={"cards": shown, "total": total, "soft": soft, "hole_hidden": False},
+        seats=[_unsettled_seat(seat) for seat in shared.view_table["seats"]],
+        events=[event for event in shared.view_table["events"] if not _settles(event, settled_at)],
+    )
+    if table["shoe"] is not None:
+        table["shoe"] = {**table["shoe"], "cards_left": table["shoe"]["cards_left"] + len(cards) - len(shown)}
+    # The balances stay as committed: each viewer's is shown less what the round paid them (`view_of`).
+    return replace(shared, view_table=table, _kept={}, reveal=None, revealing=True)
+
+
+def _unsettled_seat(seat: dict[str, Any]) -> dict[str, Any]:
+    hands = [{**hand, "result": None, "payout": None} for hand in seat["hands"]]
+    return {**seat, "hands": hands, "insurance_payout": 0}
+
+
+#: The events a round's settlement writes that a dealer frame must not show yet.
+_SETTLEMENT_EVENTS = ("dealer", "result", "shoe")
+
+
+def _settles(event: dict[str, Any], settled_at: datetime) -> bool:
+    at = datetime.fromisoformat(event["at"])
+    return event["kind"] in _SETTLEMENT_EVENTS and at >= settled_at
 
 
 def chat_entry(message: ChatMessage) -> dict[str, Any]:
@@ -648,7 +555,10 @@ def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
         if seat_rows.get(number) is None or not seat_rows[number].user_id
     ]
     can_sit = table.is_open and bool(free) and len(mine) < table.seats_per_player
-    by_seat = {str(number): _seat_actions(table, seat_rows[number], state, balance) for number in mine}
+    by_seat = {
+        str(number): _seat_actions(table, seat_rows[number], state, balance, shared.revealing)
+        for number in mine
+    }
     allowed = {"chat"}
     if can_sit:
         allowed.add("sit")
@@ -674,11 +584,15 @@ def _you(shared: _Shared, user, balance: int | None) -> dict[str, Any]:
     }
 
 
-def _seat_actions(table: Table, row: _SeatRow, state, balance: int | None) -> list[str]:
+def _seat_actions(
+    table: Table, row: _SeatRow, state, balance: int | None, revealing: bool = False
+) -> list[str]:
     """Actions the server would accept for this seat now (`leave` and `chat` are table-level): a double or a
     split the player's `balance` cannot cover is left out."""
     phase = table.phase
     actions: list[str] = []
+    if revealing:
+        return actions
     if phase == Phase.SETTLED and not row.ready:
         actions.append("ready")
     elif phase == Phase.BETTING and row.sitting_out:
@@ -696,12 +610,7 @@ def _seat_actions(table: Table, row: _SeatRow, state, balance: int | None) -> li
     return sorted(actions, key=_SEAT_ACTION_ORDER.index)
 
 
-def _shoe(table: Table, round_: Round | None) -> dict[str, Any] | None:
-    shoe = (
-        round_.shoe
-        if round_ is not None
-        else Shoe.objects.filter(table=table, retired_at__isnull=True).first()
-    )
+def _shoe(shoe: Shoe | None, round_: Round | None) -> dict[str, Any] | None:
     if shoe is None:
         return None
     # The round's engine position runs ahead of the stored shoe position while the round deals.
@@ -717,19 +626,18 @@ def _shoe(table: Table, round_: Round | None) -> dict[str, Any] | None:
     }
 
 
-def _events(table: Table) -> list[dict[str, Any]]:
-    rows = _EVENTS.rows(table.pk)
-    return [_event_entry(at, text, kind) for at, text, kind in reversed(rows)]
-
-
-def _event_entry(at, text: str, kind: str) -> dict[str, Any]:
-    """One line of the view's `events` list, from a row read or an event a change has just written."""
-    return {"at": _iso(at), "text": text, "kind": str(kind)}
+def _events(table_id: int) -> list[dict[str, Any]]:
+    rows = TableEvent.objects.filter(table_id=table_id).order_by("-id")
+    rows = list(rows.values_list("created_at", "text", "kind")[:EVENTS_SHOWN])
+    return [event_entry(at, text, kind) for at, text, kind in reversed(rows)]
 
 
 def recent_chat(*, table_id: int) -> list[dict[str, Any]]:
     """The table's last chat lines, oldest first (the view's `chat` list)."""
-    rows = _CHAT.rows(table_id)
+    rows = ChatMessage.objects.filter(table_id=table_id).order_by("-id")
+    rows = list(
+        rows.values_list("id", "user__username", "user__display_name", "text", "created_at")[:CHAT_SHOWN]
+    )
     return [
         {"id": pk, "from": username, "display_name": display_name or username, "text": text, "at": _iso(at)}
         for pk, username, display_name, text, at in reversed(rows)

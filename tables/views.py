@@ -9,14 +9,18 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from tables import services
+from accounts.preferences import preferences_of
+from durak import services as durak_services
+from tables import remote, services
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import basic_strategy
 from tables.forms import OpenTableForm
 from tables.models import Table
+from tables.protocol import EMOTES
 from tables.viewmodel import TableUnavailable, build_lobby_view, build_table_view, lobby_page, visible_table
 
 #: Session key: {table id (str): private token} of the private tables this browser was invited to.
@@ -29,7 +33,9 @@ MAX_OPEN_TABLES_PER_PLAYER = 3
 
 def lobby(request):
     view = build_lobby_view(page=lobby_page(request.GET.get("page")))
-    return render(request, "tables/lobby.html", {"lobby": view})
+    game = durak_services.lobby_game(request.GET.get("game"))
+    durak_tables = durak_services.lobby_rows() if game != "blackjack" else []
+    return render(request, "tables/lobby.html", {"lobby": view, "durak_tables": durak_tables, "game": game})
 
 
 def _private_token(request, table_id: int) -> str | None:
@@ -51,9 +57,11 @@ def table(request, table_id: int):
     if found.is_private:
         invite_url = request.build_absolute_uri(reverse("join_private", args=[found.private_token]))
     context = {
-        "view": build_table_view(table_id=found.pk, user=request.user),
+        "view": build_table_view(table_id=found.pk, user=request.user, now=timezone.now()),
         "ws_url": f"/ws/tables/{found.pk}/" + (f"?{urlencode({'token': token})}" if token else ""),
         "invite_url": invite_url,
+        "emotes": EMOTES.items(),
+        "preferences": preferences_of(request.user) if request.user.is_authenticated else None,
     }
     return render(request, "tables/table.html", context)
 
@@ -85,8 +93,15 @@ def sit(request, table_id: int):
             messages.info(request, "There is no seat for you at this table right now; you are watching.")
             break
         action = {"action": "sit", "seat": free[0], "v": view["v"]}
+        command = {"op": "act", "action": action, "v": view["v"], "user": request.user.pk}
         try:
-            services.perform(table_id=found.pk, user=request.user, action=action, expected_version=view["v"])
+            remote.from_sync(  # through the table's owner, if a live process holds it
+                found.pk,
+                command,
+                lambda action=action: services.perform(
+                    table_id=found.pk, user=request.user, action=action, expected_version=action["v"]
+                ),
+            )
             break
         except services.ActionRefused as refusal:
             if refusal.code not in ("seat_taken", "stale_version"):

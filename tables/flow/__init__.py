@@ -8,18 +8,16 @@ in one transaction. Modules: `state` (the values), `work` (one command being dec
 """
 
 from tables.flow.decide import WINDOW_ACTIONS, decide, seeded_order, version_accepted
-from tables.flow.rounds import NEWCOMER_BETTING_SECONDS
+from tables.flow.rounds import DEALER_CARD_SECONDS, NEWCOMER_BETTING_SECONDS
 from tables.flow.seats import DISCONNECT_GRACE
 from tables.flow.state import (
     Act,
-    AllDisconnected,
     ChangeSettings,
     Command,
-    Connected,
-    Disconnected,
     Expire,
     Outcome,
     Player,
+    Present,
     Refusal,
     Release,
     Reopen,
@@ -34,18 +32,17 @@ from tables.flow.state import (
 )
 
 __all__ = [
+    "DEALER_CARD_SECONDS",
     "DISCONNECT_GRACE",
     "NEWCOMER_BETTING_SECONDS",
     "WINDOW_ACTIONS",
     "Act",
-    "AllDisconnected",
     "ChangeSettings",
     "Command",
-    "Connected",
-    "Disconnected",
     "Expire",
     "Outcome",
     "Player",
+    "Present",
     "Refusal",
     "Release",
     "Reopen",

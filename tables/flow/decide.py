@@ -13,13 +13,11 @@ from tables.engine.shoe import dealing_order, shuffled_shoe
 from tables.flow import play, rounds, seats
 from tables.flow.state import (
     Act,
-    AllDisconnected,
     ChangeSettings,
     Command,
-    Connected,
-    Disconnected,
     Expire,
     Outcome,
+    Present,
     Refusal,
     Release,
     Reopen,
@@ -115,18 +113,13 @@ def _run(work: Work, command: Command) -> bool:
             return play.expire(work, version)
         case StandUpAbsent():
             return seats.stand_up_absent(work)
-        case Connected(player_id=player_id, arrived=arrived):
-            return seats.mark_connected(work, player_id) or arrived
-        case Disconnected(player_id=player_id):
-            return seats.mark_disconnected(work, player_id)
-        case AllDisconnected():
-            seats.mark_disconnected(work, None)
-            return True
-        case Release(player_id=player_id, close=close):
+        case Present(players=players):
+            return seats.mark_present(work, players)
+        case Release(player_id=player_id, close=close, notice=notice):
             if close:
                 work.table.settings = replace(work.table.settings, is_open=False)
                 work.out.lobby = True
-                work.event("round", "The table is closing: this is its last round.")
+                work.event("round", notice or "The table is closing: this is its last round.")
             seats.release(work, player_id)
             return True
         case Reopen():

@@ -1,12 +1,13 @@
 """Rounds: opening one (with a new shoe when needed), reshaping a betting round, closing the betting window
 into the deal, following the engine's phase, settling, and voiding a round that cannot go on."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from tables.engine import round as engine_round
 from tables.engine.cards import hand_value
 from tables.engine.errors import EngineError
+from tables.engine.round import RoundState
 from tables.engine.rules import RuleSet
 from tables.engine.shoe import client_seed_of, cut_card_index, seed_digests, seed_hash
 from tables.flow import seats
@@ -18,6 +19,34 @@ MAX_MISSED_ROUNDS = 3
 #: A player who sits down while bets are open has at least this long to bet (or the window's whole length,
 #: if that is shorter): the betting deadline moves out for them, never in.
 NEWCOMER_BETTING_SECONDS = 10
+#: The dealer's turn is shown one card at a time (the hole card turned, then each draw), this far apart,
+#: before the round's results: viewers see it as frames of the settled round (`dealer_turn_cards`).
+DEALER_CARD_SECONDS = 0.75
+
+
+def dealer_turn_cards(state: RoundState) -> int:
+    """How many dealer cards the dealer's turn of a settled round turns over, one frame each: every card after
+    the upcard when the dealer played; none when its turn decided nothing (every hand bust, surrendered or
+    paid already: a blackjack, even money) or a blackjack was found at the peek, where the round shows its
+    results at once (the hole card turned in the settled state)."""
+    cards = state.dealer_cards
+    if state.phase != SETTLED or len(cards) < 2:
+        return 0
+    if state.rules.dealer_peek:
+        hands = (hand for seat in state.seats.values() for hand in seat.hands)
+        if not any(hand.status in ("stood", "doubled") for hand in hands):
+            return 0
+    return len(cards) - 1
+
+
+def reveal_seconds(state: RoundState) -> float:
+    """How long the dealer's turn of the settled round `state` is shown before its results."""
+    return dealer_turn_cards(state) * DEALER_CARD_SECONDS
+
+
+def reveal_end(settled_at: datetime, state: RoundState) -> datetime:
+    """When the results of a round settled at `settled_at` are shown (and its ready window begins)."""
+    return settled_at + timedelta(seconds=reveal_seconds(state))
 
 
 def open_round(work: Work) -> None:
@@ -285,8 +314,9 @@ def settle(work: Work) -> None:
         work.touch_shoe(shoe)
     seats.free_seats_after_round(work, state.seats)
     if work.occupied():
+        # The ready window begins once the dealer's turn has been shown: players get all of it.
         table.phase = SETTLED
-        work.set_deadline(table.settings.ready_seconds)
+        table.deadline = reveal_end(work.now, state) + timedelta(seconds=table.settings.ready_seconds)
     else:
         go_waiting(work)
 

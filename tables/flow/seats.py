@@ -180,24 +180,18 @@ def free_seats_after_round(work: Work, played) -> None:
             seat.ready = False
 
 
-def mark_connected(work: Work, player_id: int) -> bool:
-    """Clear the player's disconnected marks; True if any was set."""
-    marked = [seat for seat in _seats_of(work, player_id) if seat.disconnected_at is not None]
-    for seat in marked:
-        seat.disconnected_at = None
-    return bool(marked)
-
-
-def mark_disconnected(work: Work, player_id: int | None) -> bool:
-    """Mark the player's seats (everyone's if None) disconnected now; True if any was not marked yet."""
-    marked = [
-        seat
-        for seat in work.seats.values()
-        if seat.player and player_id in (None, seat.player.id) and seat.disconnected_at is None
-    ]
-    for seat in marked:
-        seat.disconnected_at = work.now
-    return bool(marked)
+def mark_present(work: Work, players: frozenset[int]) -> bool:
+    """Clear the marks of the seats of `players` and mark the other seated players' disconnected now (a mark
+    already set keeps its time); True if any seat changed."""
+    changed = False
+    for seat in work.seats.values():
+        if not seat.player:
+            continue
+        if seat.player.id in players and seat.disconnected_at is not None:
+            seat.disconnected_at, changed = None, True
+        elif seat.player.id not in players and seat.disconnected_at is None:
+            seat.disconnected_at, changed = work.now, True
+    return changed
 
 
 def _gone(work: Work, seat: SeatState) -> bool:

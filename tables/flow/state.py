@@ -224,33 +224,22 @@ class StandUpAbsent:
 
 
 @dataclass(frozen=True, slots=True)
-class Connected:
-    """A websocket of the player opened: clear their seats' disconnected marks (`arrived`: their first here,
-    which changes how their seats show even when nothing was marked)."""
+class Present:
+    """Who has a socket open at the table, as its owner counts them (`live.presence`): the seats of the other
+    players are marked disconnected from now (their grace period runs; a mark already set keeps its time),
+    those of these players are cleared."""
 
-    player_id: int
-    arrived: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Disconnected:
-    """The player's last websocket at the table closed (or died with its process): mark their seats."""
-
-    player_id: int
-
-
-@dataclass(frozen=True, slots=True)
-class AllDisconnected:
-    """The only server restarted: every seated player counts as disconnected from now."""
+    players: frozenset[int]
 
 
 @dataclass(frozen=True, slots=True)
 class Release:
     """Stand players up (a suspension, the table closing): at once without chips in play, else after the
-    round. `player_id` None: everyone; `close`: the table closes too."""
+    round. `player_id` None: everyone; `close`: the table closes too, telling the table `notice` if given."""
 
     player_id: int | None = None
     close: bool = False
+    notice: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,18 +264,7 @@ class Void:
     refunds: dict[int, int]
 
 
-Command = (
-    Act
-    | Expire
-    | StandUpAbsent
-    | Connected
-    | Disconnected
-    | AllDisconnected
-    | Release
-    | Reopen
-    | ChangeSettings
-    | Void
-)
+Command = Act | Expire | StandUpAbsent | Present | Release | Reopen | ChangeSettings | Void
 
 
 @dataclass(frozen=True, slots=True)

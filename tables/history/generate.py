@@ -89,12 +89,13 @@ def generate(
     begin = now - datetime.timedelta(days=days)
     writer = Writer()
     with transaction.atomic():
+        # The tables first: opening one funds its float from the house, through the ledger.
+        table_rows = _create_tables(tables or max(3, min(200, users // 200)), rng, begin)
         house = Wallet.objects.select_for_update().get(kind=Wallet.Kind.HOUSE)
         issuer = Wallet.objects.select_for_update().get(kind=Wallet.Kind.ISSUER)
         ledger = Ledger(writer, next_id(LedgerEntry), house, issuer)
         players = _create_players(users, rng, begin, ledger)
         say(f"{len(players)} players created")
-        table_rows = _create_tables(tables or max(3, min(200, users // 200)), rng, begin)
         stats: dict[int, PlayerStats] = {p.id: PlayerStats(user_id=p.id) for p in players}
         periods: dict[tuple, list[int]] = {}
         play = _Play(writer, ledger, rng, players, table_rows, stats, periods)

@@ -15,16 +15,7 @@ from typing import Any
 
 from django.db import connection
 
-from blackjack_site.prepared import (
-    Batch,
-    Prepared,
-    execute,
-    field_names,
-    insert,
-    model_rows,
-    save_changed,
-    snapshot,
-)
+from blackjack_site.batch import Batch, ModelStatement
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.history.coach import Decision, analyse
@@ -47,25 +38,20 @@ def period_starts(moment: datetime.datetime) -> dict[str, datetime.date]:
     }
 
 
-def record_round(
-    *, round: Round, state: RoundState | None = None, batch: Batch | None = None
-) -> list[PlayerRound]:
+def record_round(*, round: Round, state: RoundState | None = None) -> list[PlayerRound]:
     """Record the settled `round` (its `results` written); `state` is the engine's final state if the
     caller has it (else `round.state` is used). Returns the rows written, without their ids (none if the round
-    was recorded already). The writes go in `batch`, with the caller's other writes, or without one together
-    at the end; the writes `batch` holds already (the round's last action log) go first, in the round trip
-    that reads the round's actions back."""
+    was recorded already). Its rows and the players' totals go in one batch (on PostgreSQL one round trip)."""
     results = round.results or {}
     seat_results = results.get("seats") or []
     if round.voided or round.settled_at is None or not seat_results:
         return []
-    writes = Batch() if batch is None else batch
-    recorded, actions = writes.flush((_RECORDED, (round.pk,)), (_ACTIONS, (round.pk,)))
-    if recorded:
+    if PlayerRound.objects.filter(round_id=round.pk).exists():
         return []
     final = state_for_storage(state) if state is not None else round.state
     hands_by_seat = {seat["seat"]: seat.get("hands", []) for seat in (final or {}).get("seats", [])}
-    decisions = _decisions(round, model_rows(ActionLog, actions), None if state is None else state.shoe)
+    actions = list(ActionLog.objects.filter(round_id=round.pk).order_by("seq"))
+    decisions = _decisions(round, actions, None if state is None else state.shoe)
 
     by_user: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for seat in seat_results:
@@ -95,12 +81,25 @@ def record_round(
             for d in own
             if d.deviates
         )
-    insert(PlayerRound, rows, batch=writes)
-    insert(Mistake, mistakes, batch=writes)
+    writes = Batch()
+    for model, made in ((PlayerRound, rows), (Mistake, mistakes)):
+        if made:
+            statement = _INSERTS[model]
+            writes.add(statement.rows(len(made)), [param for row in made for param in statement.of(row)])
     add_to_totals(rows, batch=writes)
-    if batch is None:
-        writes.flush()
+    writes.flush()
     return rows
+
+
+#: The new rows of a recorded round, written with its totals (on PostgreSQL in one round trip).
+_INSERTS = {
+    model: ModelStatement(
+        model,
+        [field.name for field in model._meta.concrete_fields if not field.primary_key],
+        "INSERT INTO {table} ({columns}) VALUES {row}",
+    )
+    for model in (PlayerRound, Mistake)
+}
 
 
 def _decisions(round: Round, actions: list[ActionLog], order) -> list[Decision]:
@@ -147,74 +146,69 @@ def player_round_fields(round, user_id: int, seats, hands, decisions: list[Decis
     }
 
 
+#: A player's all-time totals as `add_to_stats` changes them (plain SQL: the ORM's `bulk_update` took a
+#: settling action's CPU three times over).
+_UPDATE_STATS = ModelStatement(
+    PlayerStats,
+    (
+        *(
+            "rounds",
+            "hands",
+            "wins",
+            "pushes",
+            "losses",
+            "blackjacks",
+            "doubles_won",
+            "splits_won",
+            "wagered",
+        ),
+        *("net", "biggest_win", "biggest_win_round", "current_streak", "longest_streak", "decisions"),
+        *("deviations", "ev_cost", "last_played_at"),
+    ),
+    "UPDATE {table} SET {set} WHERE user_id = %s",
+)
+
+
 def add_to_totals(rows: list[PlayerRound], *, batch: Batch | None = None) -> None:
     """Add recorded rounds, settled together and one per player, to their players' all-time and period
     totals. The players' stats rows are locked in user order (the same order at every table: no deadlock),
-    in one statement when all exist; the period rows of them all are added to in one statement. With `batch`
-    the updates wait there (the locks are taken at once)."""
+    in one statement when all exist, and written back together (on PostgreSQL in one round trip); the period
+    rows of them all are added to in one statement. With `batch` the writes wait there (the locks are taken
+    at once)."""
     rows = sorted(rows, key=lambda row: row.user_id)
     if not rows:
         return
-    found = model_rows(PlayerStats, _stats_for_update(len(rows)).rows(*(row.user_id for row in rows)))
+    found = list(
+        PlayerStats.objects.select_for_update().filter(pk__in=[row.user_id for row in rows]).order_by("pk")
+    )
+    writes = Batch() if batch is None else batch
     if len(found) == len(rows):
         for stats, row in zip(found, rows, strict=True):
-            before = snapshot(stats)
             add_to_stats(stats, row)
-            save_changed(stats, before, batch=batch)
+            writes.add(_UPDATE_STATS.sql, [*_UPDATE_STATS.of(stats), stats.user_id])
     else:
         # A player's first round: create the missing rows in user order, locking the others in turn.
         for row in rows:
             stats, _ = PlayerStats.objects.select_for_update().get_or_create(user_id=row.user_id)
             add_to_stats(stats, row)
             stats.save()
-    _add_to_periods(rows, period_starts(rows[0].settled_at), batch)
+    _add_to_periods(rows, period_starts(rows[0].settled_at), writes)
+    if batch is None:
+        writes.flush()
 
 
-_RECORDED = Prepared(
-    lambda round_id: PlayerRound.objects.filter(round_id=round_id).values_list("pk")[:1], arity=1
-)
-_ACTIONS = Prepared(
-    lambda round_id: (
-        ActionLog.objects.filter(round_id=round_id).order_by("seq").values_list(*field_names(ActionLog))
-    ),
-    arity=1,
-)
-_STATS_FOR_UPDATE: dict[int, Prepared] = {}
-
-
-def _stats_for_update(count: int) -> Prepared:
-    """The stats rows of `count` users, locked in user order."""
-    prepared = _STATS_FOR_UPDATE.get(count)
-    if prepared is None:
-        prepared = _STATS_FOR_UPDATE[count] = Prepared(
-            lambda *user_ids: (
-                PlayerStats.objects.select_for_update()
-                .filter(pk__in=user_ids)
-                .order_by("pk")
-                .values_list(*field_names(PlayerStats))
-            ),
-            arity=count,
-        )
-    return prepared
-
-
-def _add_to_periods(rows: list[PlayerRound], starts: dict[str, datetime.date], batch: Batch | None) -> None:
+def _add_to_periods(rows: list[PlayerRound], starts: dict[str, datetime.date], writes: Batch) -> None:
     """Add the rounds (of distinct players) to their players' day, week and month rows in one statement,
     creating those not there yet (an upsert: PostgreSQL and SQLite alike)."""
     count = len(rows) * len(starts)
 
-    def build(q) -> str:
-        table = q(PeriodStats._meta.db_table)
-        columns = ", ".join(q(name) for name in ("user_id", "period", "start", "rounds", "hands", "net"))
-        values = ", ".join(["(%s, %s, %s, 1, %s, %s)"] * count)
-        return (
-            f"INSERT INTO {table} ({columns}) VALUES {values} "
-            f"ON CONFLICT ({q('period')}, {q('start')}, {q('user_id')}) DO UPDATE SET "
-            f"{q('rounds')} = {table}.{q('rounds')} + 1, "
-            f"{q('hands')} = {table}.{q('hands')} + excluded.{q('hands')}, "
-            f"{q('net')} = {table}.{q('net')} + excluded.{q('net')}"
-        )
-
+    table = PeriodStats._meta.db_table
+    values = ", ".join(["(%s, %s, %s, 1, %s, %s)"] * count)
+    sql = (
+        f"INSERT INTO {table} (user_id, period, start, rounds, hands, net) VALUES {values} "
+        f"ON CONFLICT (period, start, user_id) DO UPDATE SET rounds = {table}.rounds + 1, "
+        f"hands = {table}.hands + excluded.hands, net = {table}.net + excluded.net"
+    )
     adapt = connection.ops.adapt_datefield_value
     params = [
         value
@@ -222,7 +216,7 @@ def _add_to_periods(rows: list[PlayerRound], starts: dict[str, datetime.date], b
         for period, start in starts.items()
         for value in (row.user_id, str(period), adapt(start), row.hands, row.net)
     ]
-    execute(f"history: add to the period totals of {len(rows)} players", build, params, batch=batch)
+    writes.add(sql, params)
 
 
 def add_to_stats(stats: PlayerStats, row) -> None:

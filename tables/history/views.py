@@ -139,7 +139,9 @@ def player_profile(request, username: str):
 
 def stats_context(*, user, owner: bool) -> dict:
     """What `history/_stats.html` draws. The owner's chart is their balance (from the ledger); anyone else
-    sees the cumulative net result of play instead, which reveals no balance."""
+    sees the cumulative net result of play instead, which reveals no balance. The coach's notes (the share of
+    decisions unlike basic strategy and the costliest of them) are the owner's, unless the player chose to
+    show them (`User.show_mistakes`)."""
     stats = selectors.player_stats(user=user)
     if owner:
         chart = line_chart(selectors.balance_points(user=user))
@@ -149,7 +151,8 @@ def stats_context(*, user, owner: bool) -> dict:
         "stats": stats,
         "chart": chart,
         "chart_is_balance": owner,
-        "mistakes": selectors.costliest_mistakes(user=user),
+        "show_coach": owner or user.show_mistakes,
+        "mistakes": selectors.costliest_mistakes(user=user) if owner or user.show_mistakes else [],
         "min_hands": selectors.MIN_HANDS_FOR_WIN_RATE,
     }
 

@@ -1,4 +1,5 @@
-"""One load-test bot: a websocket client of the JSON table protocol that plays one seat with basic strategy.
+"""One load-test bot: a websocket client of the table protocol that plays one seat with basic strategy, in the
+JSON format or as the browser does (the page's HTML fragments and forms: `tables.loadtest.page`).
 
 `next_action` is the whole policy, a pure function of the last `state` message; `Bot` handles the socket,
 keeps at most one action in flight (until a state includes it or the server refuses it), times every action
@@ -24,7 +25,6 @@ and the hands under way at the stop finished, without pauses.
 
 import asyncio
 import contextlib
-import json
 import random
 import secrets
 import time
@@ -33,12 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-import orjson
-
 from tables.engine.strategy import PLAYING_ACTIONS, Strategy
+from tables.loadtest.page import JsonFormat
 from tables.loadtest.stats import Recorder
 
-CONNECT_TIMEOUT = 10.0
+CONNECT_TIMEOUT = 30.0  # as long as the cluster gives a handshake (scripts/run-cluster.sh)
 #: The server's per-connection limit: at most this many frames in any second (`tables.consumers.FloodGuard`).
 RATE_LIMIT = 20
 RATE_WINDOW = 1.05  # seconds, with a margin for the two clocks
@@ -165,9 +164,11 @@ class TableLedger:
 
 
 class Bot:
-    """Plays `seat` at one table through `urls[0]` (full ws:// URLs with `?format=json`) until told to stop.
-    After losing its connection it reconnects to the next URL of the list, in turn (one server per URL, as a
-    load balancer would pick another process)."""
+    """Plays `seat` at one table through `urls[0]` (full ws:// URLs, with the query of its `wire` format)
+    until told to stop. After losing its connection it reconnects to the next URL of the list, in turn (one
+    server per URL, as a load balancer would pick another process). `wire` is `tables.loadtest.page`'s
+    `JsonFormat` (the default) or `HtmlFormat` (the browser's socket: the bot plays from what the page
+    shows)."""
 
     #: Seconds without any message after which the bot looks at its last state again.
     idle_timeout = 5.0
@@ -186,7 +187,9 @@ class Bot:
         stopping: asyncio.Event,
         ordered: bool = True,
         think: ThinkTime | None = None,
+        wire=JsonFormat,
     ) -> None:
+        self.wire = wire
         self.urls, self.at, self.cookie = list(urls), 0, f"sessionid={session_key}"
         self.seat, self.strategy, self.min_bet = seat, strategy, min_bet
         self.recorder, self.shared, self.ordered = recorder, shared, ordered
@@ -217,7 +220,8 @@ class Bot:
             open_timeout=CONNECT_TIMEOUT,
             max_size=2**20,
         )
-        first = json.loads(await asyncio.wait_for(self.socket.recv(), CONNECT_TIMEOUT))
+        messages = self.wire.decode(await asyncio.wait_for(self.socket.recv(), CONNECT_TIMEOUT))
+        first = messages[-1] if messages else {}
         if first.get("type") != "state" or first["you"]["username"] is None:
             await self.socket.close()
             raise NotLoggedIn(
@@ -268,8 +272,11 @@ class Bot:
             await self._maybe_act()
 
     def _receive(self, text: str) -> None:
+        for message in self.wire.decode(text):
+            self._take(message)
+
+    def _take(self, message: dict[str, Any]) -> None:
         now = time.monotonic()
-        message = orjson.loads(text)
         kind = message.get("type")
         if kind == "error":
             code = message.get("code", "unknown")
@@ -293,8 +300,11 @@ class Bot:
             if sent_at is not None:
                 self.recorder.seen_by_other(now - sent_at)
         if self.in_flight is not None and version > self.in_flight.version and self._answered(message):
-            settling = message["table"]["phase"] == "settled" and (
-                self.state is None or self.state["table"]["phase"] != "settled"
+            # The answer to the action that ended a round is its first dealer frame (the dealer's turn, paced
+            # by the server at the same version), or the settled round when the dealer did not play.
+            over = ("dealer", "settled")
+            settling = message["table"]["phase"] in over and (
+                self.state is None or self.state["table"]["phase"] not in over
             )
             self.recorder.action_done(
                 now - self.in_flight.sent_at, action=self.in_flight.action, settling=settling
@@ -335,7 +345,7 @@ class Bot:
         self.in_flight = InFlight(version, now, action["action"], turn=state["table"]["phase"] == "playing")
         self.think_until = None
         self.shared.record(version, self.seat, now)
-        await self.socket.send(json.dumps({**action, "v": version}))
+        await self.socket.send(self.wire.encode(action, version))
 
     def _answered(self, state: dict[str, Any]) -> bool:
         """Does `state`, newer than the action in flight, include it? During the bot's turn nobody else acts,
@@ -374,7 +384,7 @@ class Bot:
             return False
         table = self.state["table"]
         mine = table["seats"][self.seat - 1]
-        return table["phase"] in ("waiting", "betting", "settled") or not mine["in_round"]
+        return table["phase"] in ("waiting", "betting", "dealer", "settled") or not mine["in_round"]
 
     @property
     def seated(self) -> bool:
@@ -385,7 +395,7 @@ class Bot:
         self.left = True
         if self.seated:
             with contextlib.suppress(Exception):
-                await self.socket.send(json.dumps({"action": "leave", "v": self.state["v"]}))
+                await self.socket.send(self.wire.encode({"action": "leave"}, self.state["v"]))
                 await asyncio.wait_for(self.socket.recv(), 2.0)
 
     async def _reconnect(self, drain_until: list[float]) -> bool:

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import Bot, TableLedger, ThinkTime
+from tables.loadtest.bot import RECONNECT_DELAYS, Bot, TableLedger, ThinkTime
 from tables.loadtest.fixtures import Fixture
+from tables.loadtest.page import HtmlFormat, JsonFormat
 from tables.loadtest.stats import Recorder
 
 CONNECTING_AT_ONCE = 20
@@ -29,9 +30,11 @@ class RunConfig:
         0  # mean pause before each action during play (`ThinkTime`); 0: as fast as the flow allows
     )
     route: str = "player"  # which server a bot connects to first: "player" or "table" (`server_order`)
+    wire: str = "json"  # the bots' format: "json" or "html" (the browser's: `tables.loadtest.page`)
 
 
 ROUTES = ("player", "table")
+WIRES = {"json": JsonFormat, "html": HtmlFormat}
 
 
 def server_order(urls: list[str], *, route: str, player: int, table: int) -> list[str]:
@@ -60,6 +63,23 @@ async def start_tables(playing: dict[int, asyncio.Event], stagger: float, progre
         event.set()
 
 
+async def first_connection(bot: Bot, recorder: Recorder, pauses=RECONNECT_DELAYS) -> None:
+    """Open the bot's first connection. A handshake that fails (the server did not accept it in time, say) is
+    counted as `connect_failed`, an error of the run, and tried again after the next of `pauses`, as the
+    page's socket does; after the last one the failure is raised."""
+    from websockets.exceptions import WebSocketException
+
+    for pause in (*pauses, None):
+        try:
+            await bot.connect()
+            return
+        except (OSError, TimeoutError, WebSocketException):
+            recorder.error("connect_failed")
+            if pause is None:
+                raise
+        await asyncio.sleep(pause)
+
+
 async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], None]) -> Recorder:
     recorder = Recorder()
     # Each table's bots start playing when their table's event is set (`stagger`); all stop together.
@@ -75,8 +95,11 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
             player=index,
             table=fixture.table_ids.index(player.table_id),
         )
-        # Lean states (`log=off`): a bot never reads the table's log or chat, half of every state's bytes.
-        path = f"/ws/tables/{player.table_id}/?format=json&log=off&token={player.token}"
+        # JSON: lean states (`log=off`), a bot never reads the table's log or chat, half of every state's
+        # bytes. HTML: the page's own socket, which gets every region.
+        wire = WIRES[config.wire]
+        query = "&".join(part for part in (wire.query, f"token={player.token}") if part)
+        path = f"/ws/tables/{player.table_id}/?{query}"
         bots.append(
             Bot(
                 urls=[base + path for base in bases],
@@ -90,13 +113,14 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
                 stopping=stopping,
                 ordered=config.ordered,
                 think=ThinkTime(config.think_ms, seed=index),
+                wire=wire,
             )
         )
     gate = asyncio.Semaphore(CONNECTING_AT_ONCE)
 
     async def connect(bot: Bot) -> None:
         async with gate:
-            await bot.connect()
+            await first_connection(bot, recorder)
 
     started = time.monotonic()
     await asyncio.gather(*(connect(bot) for bot in bots))

@@ -1,4 +1,4 @@
-"""Every write of the live tables: seats, bets, play, deadlines, presence, chat, opening tables, recovery.
+"""Every write of the live tables: seats, bets, play, deadlines, chat, opening tables, recovery.
 
 The table flow itself is pure (`tables.flow.decide`); this package is its persistence side. Each public
 function is keyword-only and runs one command per table in one `transaction.atomic` (`store.run`): lock the
@@ -7,13 +7,14 @@ table row and load its state, `decide`, then write the outcome: the round and ta
 the round's history registered with `transaction.on_commit`. A refusal raises `ActionRefused(code, message)`
 and leaves nothing behind.
 
-Deadlines are enforced by `expire_due`, keyed on the table version they were set for: the expiry re-checks the
-version under the row lock, so two clocks (or a retry) apply it once. The shoe's card order is never stored:
+Deadlines are applied by their table's owner (`tables.actors`, `tables.clock`), keyed on the table version
+they were set for, so a deadline is applied once whoever comes first. The shoe's card order is never stored:
 it is recomputed from the shoe's seeds whenever a round is loaded (`round_order`), and stripped from the saved
 engine state.
 
-Modules: `store` (load, write, one transaction), `actions` (players, the clock, presence, chat, recovery),
-`staff` (opening, settings, closing). The names below are the package's public interface.
+Modules: `store` (load, write, one transaction), `actions` (players, chat, recovery),
+`staff` (opening, settings, closing), `floats` (each table's house float), `quarantine` (stopping a table
+whose commands keep failing). The names below are the package's public interface.
 """
 
 import secrets
@@ -22,13 +23,10 @@ from functools import lru_cache
 from tables.engine.shoe import dealing_order, new_server_seed, shuffled_shoe
 from tables.flow import DISCONNECT_GRACE, WINDOW_ACTIONS, version_accepted
 from tables.services.actions import (
-    expire_due,
-    note_presence,
     perform,
     post_chat,
+    post_emote,
     recover_tables,
-    refresh_presence,
-    sweep_presence,
     void_round,
 )
 from tables.services.load import ActionRefused, RoundBroken
@@ -58,19 +56,16 @@ __all__ = [
     "RoundBroken",
     "close_table",
     "create_table",
-    "expire_due",
     "new_server_seed",
-    "note_presence",
     "open_table",
     "open_table_bounds",
     "perform",
     "post_chat",
+    "post_emote",
     "recover_tables",
-    "refresh_presence",
     "release_user_seats",
     "reopen_table",
     "round_order",
-    "sweep_presence",
     "table_max_bet_cap",
     "update_table",
     "version_accepted",

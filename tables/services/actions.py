@@ -1,20 +1,19 @@
-"""What players, the clock and the websockets do to a table: actions, deadlines, presence, chat, and voiding
-the rounds that cannot go on (at once, or when a clock starts)."""
+"""What players and the websockets do to a table through the services: actions, chat, and voiding the rounds
+that cannot go on (at once, or when a clock starts). Deadlines and presence are the owners'
+(`tables.actors`)."""
 
 import logging
-from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import LedgerEntry
-from tables import broadcast, flow, viewmodel
-from tables.models import ChatMessage, Phase, Presence, Round, Seat, Table
-from tables.protocol import MAX_CHAT_BYTES
-from tables.services import load, store
+from tables import broadcast, flow
+from tables.models import ChatMessage, Round, Table
+from tables.protocol import EMOTES, MAX_CHAT_BYTES
+from tables.services import load, quarantine, store
 from tables.services.load import ActionRefused, RoundBroken
 
 logger = logging.getLogger(__name__)
@@ -25,13 +24,17 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     `double`, `split`, `surrender`) for `user`; return the table's new version."""
     if user is None or not user.is_authenticated:
         raise ActionRefused("not_authenticated", "Log in to play.")
-    try:
+
+    def command() -> int:
         with transaction.atomic():
             loaded = load.begin(table_id)
             player = acting_player(loaded, user)
             loaded.users.setdefault(user.pk, user)
             command = flow.Act(player=player, action=action, expected_version=expected_version)
             return store.apply(loaded, store.decide(loaded, command))
+
+    try:
+        return quarantine.watch(table_id, command)
     except RoundBroken as broken:
         void_round(round_id=broken.round_id, reason=broken.reason)
         raise ActionRefused(
@@ -46,123 +49,7 @@ def acting_player(loaded: load.Loaded, user) -> flow.Player:
         if seat.user_id == user.pk:
             return load.player_of(seat.user)
     public = getattr(user, "public_name", None) or ""
-    return flow.Player(user.pk, user.username, public, bool(load.BARRED.rows(user.pk)))
-
-
-#: A deadline this overdue is applied by the clock's sweep even if a table actor here has its timer set.
-OWNED_GRACE = timedelta(seconds=2)
-
-
-def expire_due(*, now: datetime | None = None, owned=lambda table_id, version: False) -> int:
-    """Apply every deadline due at `now` exactly once and stand up players gone longer than the grace period.
-    A deadline that `owned(table_id, version)` says a live table actor's timer will apply is left to it
-    (unless overdue by `OWNED_GRACE`). Returns how many tables were changed."""
-    now = now or timezone.now()
-    changed = 0
-    due = Table.objects.filter(deadline__lte=now).values_list("id", "version", "deadline")
-    for table_id, version, deadline in due:
-        if deadline > now - OWNED_GRACE and owned(table_id, version):
-            continue
-        changed += guarded(table_id, flow.Expire(version), now)
-    absent = (
-        Seat.objects.filter(user__isnull=False, disconnected_at__lte=now - flow.DISCONNECT_GRACE)
-        .filter(table__phase__in=[Phase.WAITING, Phase.BETTING, Phase.SETTLED])
-        .order_by()
-        .values_list("table_id", flat=True)
-        .distinct()
-    )
-    for table_id in list(absent):
-        changed += guarded(table_id, flow.StandUpAbsent(), now)
-    return changed
-
-
-def guarded(table_id: int, command: flow.Command, now: datetime) -> int:
-    """Run a clock's command in its own transaction; 1 if it changed the table, 0 if not. A broken round is
-    voided instead; any other failure is logged and leaves that table as it was."""
-    try:
-        return int(store.run(table_id, command, now=now) is not None)
-    except RoundBroken as broken:
-        return int(void_round(round_id=broken.round_id, reason=broken.reason))
-    except ActionRefused as refused:
-        logger.error("table %s: expiry refused: %s", table_id, refused)
-        return 0
-    except Exception:  # one table's failure must not stop the clock for every other table
-        logger.exception("table %s: expiry failed", table_id)
-        return 0
-
-
-def note_presence(*, table_id: int, user, connected: bool, channel_name: str) -> None:
-    """Record a websocket of `user` opening or closing on the table. When a seated player's last connection
-    closes, the seat is marked disconnected (kept for `DISCONNECT_GRACE`); reconnecting clears the mark."""
-    if user is None or not user.is_authenticated:
-        return
-    with transaction.atomic():
-        loaded = load.begin(table_id, engine=False)
-        seated = any(seat.user_id == user.pk for seat in loaded.seats.values())
-        if connected:
-            # A player who sat down before their first connection here (from the lobby) shows online now.
-            arrived = seated and not Presence.objects.filter(table_id=table_id, user=user).exists()
-            Presence.objects.get_or_create(
-                channel_name=channel_name, defaults={"table_id": table_id, "user": user}
-            )
-            command = flow.Connected(user.pk, arrived=arrived)
-        else:
-            Presence.objects.filter(channel_name=channel_name).delete()
-            if not seated or Presence.objects.filter(table_id=table_id, user=user).exists():
-                return
-            command = flow.Disconnected(user.pk)
-        store.apply(loaded, store.decide(loaded, command))
-
-
-def refresh_presence(
-    held: dict[str, tuple[int, Any]], *, still_open=lambda channel_name: True, now: datetime | None = None
-) -> int:
-    """Vouch for the table websockets one process holds open (`tables.liveness`: channel name -> (table id,
-    user)): their rows are seen now. A row found missing (dropped by `sweep_presence` while this process could
-    not reach the database) is written again, which clears its seat's disconnected mark, unless `still_open`
-    says that websocket has closed meanwhile (its own disconnect removed the row). Returns how many rows were
-    written again."""
-    if not held:
-        return 0
-    now = now or timezone.now()
-    names = list(held)
-    if Presence.objects.filter(channel_name__in=names).update(seen_at=now) == len(names):
-        return 0
-    present = set(Presence.objects.filter(channel_name__in=names).values_list("channel_name", flat=True))
-    restored = 0
-    for name in [name for name in names if name not in present]:
-        if not still_open(name):
-            continue
-        table_id, user = held[name]
-        try:
-            note_presence(table_id=table_id, user=user, connected=True, channel_name=name)
-        except ActionRefused:  # the table was deleted
-            continue
-        restored += 1
-    return restored
-
-
-def sweep_presence(*, now: datetime | None = None) -> int:
-    """Drop the presence rows no process has vouched for within `PRESENCE_TIMEOUT_SECONDS`: their process died
-    without closing its websockets. A player left with no connection at the table is marked disconnected, as
-    after a normal disconnect, so the grace period and standing up follow. Returns the rows dropped."""
-    now = now or timezone.now()
-    cutoff = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
-    stale = Presence.objects.filter(seen_at__lt=cutoff).values_list("channel_name", "table_id", "user_id")
-    dropped = 0
-    for channel_name, table_id, user_id in list(stale):
-        with transaction.atomic():
-            try:
-                loaded = load.begin(table_id, engine=False)
-            except ActionRefused:  # the table was deleted, and its presence rows with it
-                continue
-            # Re-checked under the table's lock: the row may have been vouched for or closed meanwhile.
-            if not Presence.objects.filter(channel_name=channel_name, seen_at__lt=cutoff).delete()[0]:
-                continue
-            dropped += 1
-            if not Presence.objects.filter(table_id=table_id, user_id=user_id).exists():
-                store.apply(loaded, store.decide(loaded, flow.Disconnected(user_id)))
-    return dropped
+    return flow.Player(user.pk, user.username, public, load.barred(user.pk))
 
 
 def post_chat(*, table_id: int, user, text: str) -> ChatMessage:
@@ -179,11 +66,26 @@ def post_chat(*, table_id: int, user, text: str) -> ChatMessage:
         if table is None:
             raise ActionRefused("bad_message", "No such table.")
         message = ChatMessage.objects.create(table=table, user=user, text=text)
-        # This process forgets its kept parts at once (the others when the broadcast reaches their viewers):
-        # one derived from a part without this line is not kept after it.
-        transaction.on_commit(lambda: viewmodel.forget_table_views(table.pk, chat_id=message.pk))
         broadcast.chat_on_commit(table.pk, message.pk)
     return message
+
+
+def post_emote(*, table_id: int, user, emote: str) -> dict[str, str]:
+    """Show a quick reaction (a key of `EMOTES`) to the table's viewers, at the sender's seat and in their
+    reactions log. Ephemeral: nothing is stored and the table's version does not change."""
+    if user is None or not user.is_authenticated:
+        raise ActionRefused("not_authenticated", "Log in to react.")
+    if emote not in EMOTES:
+        raise ActionRefused("bad_message", f"Unknown emote {emote!r}; emotes: {', '.join(EMOTES)}.")
+    entry = {
+        "emote": emote,
+        "text": EMOTES[emote],
+        "from": user.username,
+        "display_name": user.display_name or user.username,
+        "at": timezone.now().isoformat().replace("+00:00", "Z"),
+    }
+    broadcast.emote(table_id, entry)
+    return entry
 
 
 def void_round(*, round_id: int, reason: str) -> bool:
@@ -196,9 +98,9 @@ def void_round(*, round_id: int, reason: str) -> bool:
         loaded = load.begin(table_id, engine=False)
         if round_id not in loaded.rounds:
             rnd = Round.objects.select_related("shoe").get(pk=round_id)
-            loaded.rounds[rnd.pk] = (rnd, None)
-            loaded.shoes.setdefault(rnd.shoe_id, (rnd.shoe, None))
-        rnd = loaded.rounds[round_id][0]
+            loaded.rounds[rnd.pk] = rnd
+            loaded.shoes.setdefault(rnd.shoe_id, rnd.shoe)
+        rnd = loaded.rounds[round_id]
         if rnd.is_over:
             return False
         nets = (
@@ -213,21 +115,14 @@ def void_round(*, round_id: int, reason: str) -> bool:
     return True
 
 
-def recover_tables(*, clear_presence: bool = False) -> int:
+def recover_tables() -> int:
     """Run when a clock starts: void every unfinished round whose stored state cannot be loaded (deadlines
-    that passed while no server ran are then applied by `expire_due`). With `clear_presence` (one process
-    serves every websocket, so none survived the restart) every presence row is dropped and every seated
-    player counts as disconnected from now: they keep their seats if they reconnect within the grace period.
-    Returns the number of rounds voided."""
+    that passed while no server ran are then applied by the clock's sweep, and the seated players nobody is
+    connected to are marked gone by it). Returns the number of rounds voided."""
     voided = 0
     for rnd in Round.objects.filter(voided=False, settled_at__isnull=True).select_related("shoe"):
         try:
             load.load_engine(rnd)
         except RoundBroken as broken:
-            voided += void_round(round_id=rnd.pk, reason=broken.reason)
-    if clear_presence:
-        Presence.objects.all().delete()
-        seated = Seat.objects.filter(user__isnull=False, disconnected_at__isnull=True).order_by()
-        for table_id in set(seated.values_list("table_id", flat=True)):
-            store.run(table_id, flow.AllDisconnected(), engine=False)
+            voided += void_round(round_id=broken.round_id, reason=broken.reason)
     return voided

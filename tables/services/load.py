@@ -1,26 +1,20 @@
-"""Loading a table's state for a command: its row locked, its seats and current round read in one round
-trip (on PostgreSQL), and the rows turned into the flow's `TableState` (kept beside it as models, so the store
-writes back only what changed). Also the errors the services raise."""
+"""Loading a table's state for a command: its row locked, its seats and current round read, and the rows
+turned into the flow's `TableState` (kept beside it as models, so the store writes back the seats that
+changed). A table actor loads once, when it takes the table; services load for each command. Also the
+errors the services raise."""
 
 import logging
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
-from django.db.models import Max, Q, Subquery
+from django.db.models import Max, Q
 from django.utils import timezone
 
-from blackjack_site.prepared import (
-    Prepared,
-    cache_relation,
-    field_names,
-    related_models,
-    rows_together,
-    snapshot,
-)
 from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.flow import Player, RoundInfo, SeatState, Settings, ShoeInfo, TableState
-from tables.models import Phase, Round, RulePreset, Seat, Shoe, Table
+from tables.models import Phase, Round, Seat, Shoe, Table
 
 logger = logging.getLogger(__name__)
 
@@ -49,44 +43,24 @@ def _user_model():
     return get_user_model()
 
 
-# --- the reads every command makes, compiled once (blackjack_site.prepared) -----------------------------
+def barred(user_id: int) -> bool:
+    """Whether the user may not play: suspended, or no longer active."""
+    return _user_model().objects.filter(Q(suspended=True) | Q(is_active=False), pk=user_id).exists()
 
-BARRED = Prepared(
-    lambda user_id: (
-        _user_model().objects.filter(Q(suspended=True) | Q(is_active=False), pk=user_id).values_list("pk")[:1]
-    ),
-    arity=1,
+
+#: The columns of a seat the flow changes: the store writes a seat whose values of them changed.
+SEAT_COLUMNS = (
+    *("user_id", "sat_down_at", "missed_rounds", "sitting_out", "ready"),
+    *("leaving_after_round", "client_seed", "disconnected_at"),
 )
-# The table's rule preset comes along (rounds open with its rules, and a settled table's view shows them);
-# only the table's row is locked: tables sharing a preset must not wait for each other.
-_LOCK_TABLE = Prepared(
-    lambda table_id: (
-        Table.objects.select_for_update(of=("self",))
-        .filter(pk=table_id)
-        .values_list(*field_names(Table), *field_names(RulePreset, "preset__"))
-    ),
-    arity=1,
-)
-_SEATS = Prepared(
-    lambda table_id: Seat.objects.filter(table_id=table_id).values_list(
-        *field_names(Seat), *field_names(_user_model(), "user__")
-    ),
-    arity=1,
-)
-# The table's current round, read in a statement of its own after the table's lock is held: under READ
-# COMMITTED a join in the locking statement would give a waiter the round as it was before the lock holder
-# committed (PostgreSQL rechecks only the locked row), and two actions would then number their logs alike. A
-# later statement, even one sent in the same round trip (`rows_together`), takes a fresh snapshot.
-_CURRENT_ROUND = Prepared(
-    lambda table_id: Round.objects.filter(
-        pk=Subquery(Table.objects.filter(pk=table_id).values("current_round_id")[:1])
-    ).values_list(*field_names(Round), *field_names(Shoe, "shoe__")),
-    arity=1,
-)
+
+
+#: A seat's values of `SEAT_COLUMNS`, as a tuple.
+seat_values = attrgetter(*SEAT_COLUMNS)
 
 
 class Loaded:
-    """A table's rows as read under its lock (the models, to write back only what changed) and its state."""
+    """A table's rows as read under its lock (the models the store writes back) and its state."""
 
     def __init__(self, table: Table, seats: dict[int, Seat], rnd: Round | None, now: datetime) -> None:
         self.table = table
@@ -94,14 +68,20 @@ class Loaded:
         self.round = rnd
         self.now = now
         self.users = {seat.user_id: seat.user for seat in seats.values() if seat.user_id}
-        self.rounds: dict[int, tuple[Round, dict[str, Any] | None]] = {}
-        self.shoes: dict[int, tuple[Shoe, dict[str, Any] | None]] = {}
-        self._table_before = snapshot(table)
-        self._seats_before = {number: snapshot(seat) for number, seat in seats.items()}
+        #: The rounds and shoes at hand for the store, by id: the current ones, and those a write made.
+        self.rounds: dict[int, Round] = {}
+        self.shoes: dict[int, Shoe] = {}
+        self.keep_seats()
         if rnd is not None:
-            self.rounds[rnd.pk] = (rnd, snapshot(rnd))
-            self.shoes[rnd.shoe_id] = (rnd.shoe, snapshot(rnd.shoe))
+            self.rounds[rnd.pk] = rnd
+            self.shoes[rnd.shoe_id] = rnd.shoe
         self.state: TableState | None = None
+        #: The new balance of each player whose chips the command moved (from the wallet's statements).
+        self.balances: dict[int, int] = {}
+
+    def keep_seats(self) -> None:
+        """The seats as they are now are the ones the next write compares with (`seat_values`)."""
+        self.seats_before = {number: seat_values(seat) for number, seat in self.seats.items()}
 
     def user(self, user_id: int):
         """The user model of a player (a bare instance with its id will do for the wallet)."""
@@ -111,23 +91,17 @@ class Loaded:
 def begin(table_id: int, *, now: datetime | None = None, engine: bool = True) -> Loaded:
     """Lock the table's row and load its state. With `engine` the round's engine state is loaded too (a
     stored state that cannot be loaded raises `RoundBroken`); without, the round under way counts as not
-    loaded (what presence changes and voiding need)."""
-    rows, seat_rows, round_rows = rows_together(
-        (_LOCK_TABLE, (table_id,)), (_SEATS, (table_id,)), (_CURRENT_ROUND, (table_id,))
-    )
-    if not rows:
+    loaded (what voiding needs)."""
+    # The table's row first: the seats and the round are read after its lock is held, each statement with
+    # a fresh snapshot (under READ COMMITTED a join in the locking statement would give a waiter the round as
+    # it was before the lock holder committed: PostgreSQL rechecks only the locked row).
+    table = Table.objects.select_for_update(of=("self",)).select_related("preset").filter(pk=table_id).first()
+    if table is None:
         raise ActionRefused("bad_message", "No such table.")
-    table, preset = related_models(rows[0], (Table, RulePreset))
-    cache_relation(table, "preset", preset)
-    seats = {}
-    for row in seat_rows:
-        seat, seat_user = related_models(row, (Seat, _user_model()))
-        cache_relation(seat, "user", seat_user)
-        seats[seat.number] = seat
+    seats = {seat.number: seat for seat in Seat.objects.filter(table_id=table_id).select_related("user")}
     rnd = None
-    if table.current_round_id and round_rows:
-        rnd, shoe = related_models(round_rows[0], (Round, Shoe))
-        cache_relation(rnd, "shoe", shoe)
+    if table.current_round_id:
+        rnd = Round.objects.select_related("shoe").filter(pk=table.current_round_id).first()
     loaded = Loaded(table, seats, rnd, now or timezone.now())
     loaded.state = _state_of(loaded, engine=engine)
     return loaded
@@ -147,7 +121,7 @@ def _state_of(loaded: Loaded, *, engine: bool) -> TableState:
         last = Round.objects.filter(table=table).aggregate(last=Max("number"))["last"] or 0
         shoe = Shoe.objects.filter(table=table, retired_at__isnull=True).order_by("-id").first()
         if shoe is not None:
-            loaded.shoes[shoe.pk] = (shoe, snapshot(shoe))
+            loaded.shoes[shoe.pk] = shoe
             shoe_info = shoe_info_of(shoe)
     return TableState(
         id=table.pk,

@@ -1,13 +1,15 @@
 """Opening tables (staff, seed data, players from the lobby) and what staff change on them: settings, closing,
 reopening, standing a suspended player up."""
 
+from functools import partial
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from tables import broadcast, flow
 from tables.models import MAX_SEATS, MAX_WINDOW_SECONDS, OpenTableBounds, RulePreset, Seat, Table
-from tables.services import load, store
+from tables.services import floats, load, quarantine, store
 from tables.services.load import ActionRefused
 
 # Limits a player may choose when opening a table from the lobby (staff set any limits in the admin).
@@ -38,6 +40,7 @@ def create_table(
             name=name, preset=preset, min_bet=min_bet, max_bet=max_bet, created_by=created_by, **options
         )
         Seat.objects.bulk_create(Seat(table=table, number=n) for n in range(1, table.seats + 1))
+        floats.fund(table)
         if not table.is_private:
             broadcast.lobby_changed_on_commit()
     return table
@@ -108,8 +111,20 @@ def table_max_bet_cap() -> int:
 def update_table(*, table_id: int, **values) -> int:
     """Change a table's settings (`TABLE_SETTINGS`). The round under way keeps the rules and limits it
     opened with (`Round.rules`, `min_bet`, `max_bet` are snapshots); the next round uses the new ones.
-    Seats cannot be removed while a player sits in them. Tells the table and the lobby; returns the
-    version."""
+    Seats cannot be removed while a player sits in them. Applied by the table's owner (`tables.remote`).
+    Tells the table and the lobby; returns the version."""
+    if isinstance(values.get("preset"), RulePreset):
+        values["preset"] = values["preset"].pk  # the command may cross processes: the preset goes by id
+    return _through_owner(
+        table_id,
+        {"op": "settings", "values": values},
+        lambda: change_settings(table_id=table_id, values=values),
+    )
+
+
+def change_settings(*, table_id: int, values: dict) -> int:
+    """Write a settings change (`update_table`'s, in the owner's process); `preset` by id, instance or
+    name."""
     unknown = sorted(set(values) - set(TABLE_SETTINGS))
     if unknown:
         raise ActionRefused("bad_message", f"Not a table setting: {', '.join(unknown)}.")
@@ -117,10 +132,21 @@ def update_table(*, table_id: int, **values) -> int:
         loaded = load.begin(table_id, engine=False)
         table = loaded.table
         for name, value in values.items():
+            if name == "preset":
+                value = _find_preset(value)
+                if value is None:
+                    raise ActionRefused("bad_message", "Unknown rule preset.")
             setattr(table, name, value)
         _check_table_settings(table)
         command = flow.ChangeSettings(settings=load.settings_of(table))
         return store.apply(loaded, store.decide(loaded, command))
+
+
+def _through_owner(table_id: int, command: dict, here) -> int | None:
+    """A staff edit goes to the table's owner, if a live process owns it (`tables.remote.from_sync`)."""
+    from tables import remote  # remote applies commands through the actors, which use these services
+
+    return remote.from_sync(table_id, command, here)
 
 
 def _check_table_settings(table: Table) -> None:
@@ -138,13 +164,21 @@ def _check_table_settings(table: Table) -> None:
 
 def close_table(*, table_id: int) -> int:
     """Close a table: nobody new may sit; players without chips in the round under way stand up now, the
-    others when the round is settled (`leaving_after_round`). The lobby drops it. Returns the version."""
-    return store.run(table_id, flow.Release(close=True))
+    others when the round is settled (`leaving_after_round`). The lobby drops it. Its float goes back to the
+    house now if no round is under way, else after the round (`floats.rebalance`). Returns the version."""
+    version = _through_owner(table_id, {"op": "close"}, lambda: store.run(table_id, flow.Release(close=True)))
+    floats.sweep(table_id=table_id)
+    return version
 
 
 def reopen_table(*, table_id: int) -> int:
-    """Open a closed table again (it returns to the lobby if public). Returns the version."""
-    return store.run(table_id, flow.Reopen(), engine=False)
+    """Open a closed table again (it returns to the lobby if public), quarantined or not. Returns the
+    version."""
+    version = _through_owner(
+        table_id, {"op": "reopen"}, lambda: store.run(table_id, flow.Reopen(), engine=False)
+    )
+    quarantine.lift(table_id=table_id)
+    return version
 
 
 def release_user_seats(*, user) -> int:
@@ -152,7 +186,8 @@ def release_user_seats(*, user) -> int:
     play, after the current round elsewhere. Returns the number of tables changed."""
     table_ids = set(Seat.objects.filter(user=user).values_list("table_id", flat=True))
     for table_id in sorted(table_ids):
-        store.run(table_id, flow.Release(player_id=user.pk))
+        here = partial(store.run, table_id, flow.Release(player_id=user.pk))
+        _through_owner(table_id, {"op": "release", "user": user.pk}, here)
     return len(table_ids)
 
 

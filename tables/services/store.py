@@ -1,8 +1,10 @@
 """Writing a command's outcome: the persistence side of the table flow.
 
 `run(table_id, command)` is one command in one transaction: `load.begin` locks the table row and reads its
-state, `tables.flow.decide` decides in memory, and `write` sends the outcome's rows (only the changed fields
-of the loaded ones) in one batch with the chips (`accounts.services`). The broadcast and the round's history
+state, `tables.flow.decide` decides in memory, and `write` sends the outcome's rows in one batch with the
+chips (`accounts.services`). The statements of the rows every action writes (the table, its round, shoe and
+changed seats, the action log and events) are plain SQL built once below: compiling a queryset for each
+would cost the server more CPU than the database takes to run them. The broadcast and the round's history
 recording are registered with `transaction.on_commit`: a failure in history recording is logged and can
 neither roll back the settlement nor stall the table.
 """
@@ -13,15 +15,50 @@ from datetime import datetime
 from django.db import transaction
 
 from accounts import services as wallet
-from blackjack_site.prepared import Batch, cache_relation, insert, save_changed, save_changed_together
-from tables import broadcast, flow, viewmodel
+from blackjack_site.batch import Batch, ModelStatement
+from tables import broadcast, flow
 from tables.engine.round import RoundState
 from tables.flow import Outcome, RoundInfo, Seeds, ShoeInfo, TableState
 from tables.history import recording as history
 from tables.models import ActionLog, Round, Seat, Shoe, Table, TableEvent
-from tables.services.load import ActionRefused, Loaded, RoundBroken, begin, dump_engine
+from tables.services import floats
+from tables.services.load import (
+    SEAT_COLUMNS,
+    ActionRefused,
+    Loaded,
+    RoundBroken,
+    begin,
+    dump_engine,
+    seat_values,
+)
 
 logger = logging.getLogger(__name__)
+
+
+#: The columns of the table's row the flow and the staff's settings change (written by every command).
+_TABLE_COLUMNS = (
+    *("version", "phase", "deadline", "window_version", "window_actors", "next_server_seed", "current_round"),
+    *("name", "preset", "min_bet", "max_bet", "seats", "seats_per_player", "is_open", "is_private"),
+    *("betting_seconds", "insurance_seconds", "turn_seconds", "ready_seconds"),
+)
+_UPDATE_TABLE = ModelStatement(Table, _TABLE_COLUMNS, "UPDATE {table} SET {set} WHERE id = %s")
+_ROUND_COLUMNS = ("seats", "phase", "deadline", "settled_at", "voided", "results", "logged", "version")
+_UPDATE_ROUND = ModelStatement(Round, _ROUND_COLUMNS, "UPDATE {table} SET {set} WHERE id = %s")
+_UPDATE_ROUND_AND_STATE = ModelStatement(
+    Round, (*_ROUND_COLUMNS, "state"), "UPDATE {table} SET {set} WHERE id = %s"
+)
+_UPDATE_SHOE = ModelStatement(Shoe, ("position", "retired_at"), "UPDATE {table} SET {set} WHERE id = %s")
+_UPDATE_SEAT = ModelStatement(Seat, SEAT_COLUMNS, "UPDATE {table} SET {set} WHERE id = %s")
+_INSERT_LOG = ModelStatement(
+    ActionLog,
+    ("round", "table", "seq", "user", "seat", "action", "version_after", "created_at"),
+    "INSERT INTO {table} ({columns}) VALUES {row}",
+)
+_INSERT_EVENT = ModelStatement(
+    TableEvent,
+    ("table", "round", "kind", "text", "created_at"),
+    "INSERT INTO {table} ({columns}) VALUES {row}",
+)
 
 
 def decide(loaded: Loaded, command: flow.Command) -> Outcome:
@@ -55,9 +92,12 @@ def apply(loaded: Loaded, outcome: Outcome) -> int | None:
     return write(loaded, outcome)
 
 
-def write(loaded: Loaded, out: Outcome, *, first: tuple[str, list] | None = None) -> int:
+def write(
+    loaded: Loaded, out: Outcome, *, first: tuple[str, list] | None = None, announce: bool = True
+) -> int:
     """Write the outcome's rows: new rows at once (their ids are referred to), changed ones in one batch
-    (`first`, a statement and its parameters, heads it)."""
+    (`first`, a statement and its parameters, heads it). With `announce`, the new version is announced on
+    commit (`tables.broadcast`); a table actor shows its views of it itself."""
     state, table, writes = out.state, loaded.table, Batch()
     if first is not None:
         writes.add(*first)
@@ -68,46 +108,40 @@ def write(loaded: Loaded, out: Outcome, *, first: tuple[str, list] | None = None
     current = state.round
     if current is not None:
         table.current_round_id = current.id
-        rnd = loaded.rounds[current.id][0]
-        cache_relation(table, "current_round", rnd)
-    else:
-        rnd = None
+        table.current_round = loaded.rounds[current.id]
     _copy_table(table, state)
-    save_changed(table, loaded._table_before, batch=writes)
+    writes.add(_UPDATE_TABLE.sql, [*_UPDATE_TABLE.of(table), table.pk])
     _write_seats(loaded, state, out.seats_removed, writes)
     _move_chips(loaded, out, writes)
-    logs = [
-        ActionLog(
-            round_id=row.round.id,
-            table_id=table.pk,
-            seq=row.seq,
-            user_id=row.player_id,
-            seat=row.seat,
-            action=row.action,
-            version_after=row.version_after,
-            created_at=loaded.now,
+    if out.logs:
+        rows = [
+            (
+                row.round.id,
+                table.pk,
+                row.seq,
+                row.player_id,
+                row.seat,
+                row.action,
+                row.version_after,
+                loaded.now,
+            )
+            for row in out.logs
+        ]
+        writes.add(_INSERT_LOG.rows(len(rows)), [value for row in rows for value in _INSERT_LOG.params(row)])
+    if out.events:
+        rows = [
+            (table.pk, event.round.id if event.round else None, event.kind, event.text, loaded.now)
+            for event in out.events
+        ]
+        writes.add(
+            _INSERT_EVENT.rows(len(rows)), [value for row in rows for value in _INSERT_EVENT.params(row)]
         )
-        for row in out.logs
-    ]
-    insert(ActionLog, logs, batch=writes)
-    events = [
-        TableEvent(
-            table=table,
-            round_id=event.round.id if event.round else None,
-            kind=event.kind,
-            text=event.text,
-            created_at=loaded.now,
-        )
-        for event in out.events
-    ]
-    insert(TableEvent, events, batch=writes)
     if out.settled is not None:
-        settled = loaded.rounds[out.settled.id][0]
+        settled = loaded.rounds[out.settled.id]
         record_history_on_commit(settled, out.settled.engine)
-    # Sends the writes; registered before the broadcast: the new version's shared part is kept before it is
-    # announced.
-    viewmodel.keep_change_on_commit(table, rnd, events, writes=writes)
-    broadcast.table_changed_on_commit(table.pk, table.version, lobby=out.lobby)
+    writes.flush()
+    if announce:
+        broadcast.table_changed_on_commit(table.pk, table.version, lobby=out.lobby)
     return table.version
 
 
@@ -141,14 +175,12 @@ def _write_shoe(loaded: Loaded, info: ShoeInfo, writes: Batch) -> None:
             retired_at=info.retired_at,
         )
         info.id = shoe.pk
-        loaded.shoes[shoe.pk] = (shoe, None)
+        loaded.shoes[shoe.pk] = shoe
         return
-    shoe, before = loaded.shoes.get(info.id, (None, None))
-    if shoe is None:
-        Shoe.objects.filter(pk=info.id).update(position=info.position, retired_at=info.retired_at)
-        return
-    shoe.position, shoe.retired_at = info.position, info.retired_at
-    save_changed(shoe, before, batch=writes)
+    shoe = loaded.shoes.get(info.id)
+    if shoe is not None:
+        shoe.position, shoe.retired_at = info.position, info.retired_at
+    writes.add(_UPDATE_SHOE.sql, [*_UPDATE_SHOE.params((info.position, info.retired_at)), info.id])
 
 
 def _write_round(loaded: Loaded, info: RoundInfo, version: int, writes: Batch) -> None:
@@ -165,7 +197,7 @@ def _write_round(loaded: Loaded, info: RoundInfo, version: int, writes: Batch) -
     if info.engine is not None:
         values["state"] = dump_engine(info.engine)
     if info.id is None:
-        shoe = loaded.shoes[info.shoe.id][0]
+        shoe = loaded.shoes[info.shoe.id]
         rnd = Round.objects.create(
             table=loaded.table,
             number=info.number,
@@ -178,16 +210,15 @@ def _write_round(loaded: Loaded, info: RoundInfo, version: int, writes: Batch) -
             **values,
         )
         info.id = rnd.pk
-        loaded.rounds[rnd.pk] = (rnd, None)
+        loaded.rounds[rnd.pk] = rnd
         return
-    rnd, before = loaded.rounds.get(info.id) or (Round.objects.get(pk=info.id), None)
+    rnd = loaded.rounds.get(info.id)
+    if rnd is None:
+        rnd = loaded.rounds[info.id] = Round.objects.get(pk=info.id)
     for name, value in values.items():
         setattr(rnd, name, value)
-    if before is None:
-        rnd.save()
-        loaded.rounds[rnd.pk] = (rnd, None)
-    else:
-        save_changed(rnd, before, batch=writes)
+    statement = _UPDATE_ROUND_AND_STATE if "state" in values else _UPDATE_ROUND
+    writes.add(statement.sql, [*statement.params(values.values()), info.id])
 
 
 def _copy_table(table: Table, state: TableState) -> None:
@@ -205,7 +236,6 @@ def _copy_table(table: Table, state: TableState) -> None:
 
 
 def _write_seats(loaded: Loaded, state: TableState, removed: list[int], writes: Batch) -> None:
-    changed = []
     for number, info in state.seats.items():
         seat = loaded.seats.get(number)
         if seat is None:
@@ -220,30 +250,40 @@ def _write_seats(loaded: Loaded, state: TableState, removed: list[int], writes: 
         seat.leaving_after_round = info.leaving_after_round
         seat.client_seed = info.client_seed
         seat.disconnected_at = info.disconnected_at
-        before = loaded._seats_before.get(number)
+        before = loaded.seats_before.get(number)
         if before is None:
             seat.save()
-        else:
-            changed.append((seat, before))
-    save_changed_together(changed, batch=writes)
+        elif seat_values(seat) != before:
+            writes.add(_UPDATE_SEAT.sql, [*_UPDATE_SEAT.params(seat_values(seat)), seat.pk])
     for number in removed:
         loaded.seats.pop(number).delete()
 
 
 def _move_chips(loaded: Loaded, out: Outcome, writes: Batch) -> None:
-    table_ref = loaded.table.pk
+    """The outcome's chips, against the table's float (topped up to its target should it be short)."""
+    table_ref, float_target = loaded.table.pk, floats.target(out.state.settings)
     for move in out.moves:
         refs = {"round_ref": move.round.id, "table_ref": table_ref, "memo": move.memo, "batch": writes}
+        refs["float_target"] = float_target
         user = loaded.user(move.player_id)
         if move.amount > 0:
             try:
-                wallet.stake(user=user, amount=move.amount, **refs)
+                entry = wallet.stake(user=user, amount=move.amount, **refs)
             except wallet.InsufficientChips as exc:
                 raise ActionRefused("insufficient_chips", exc.message) from None
         else:
-            wallet.pay(user=user, amount=-move.amount, kind="refund", **refs)
+            entry = wallet.pay(user=user, amount=-move.amount, kind="refund", **refs)
+        loaded.balances[move.player_id] = entry.balance_after
     for group in out.payments:
         payments = [
             wallet.Payment(loaded.user(uid), amount, kind, memo) for uid, amount, kind, memo in group.payments
         ]
-        wallet.pay_many(payments=payments, round_ref=group.round.id, table_ref=table_ref, batch=writes)
+        entries = wallet.pay_many(
+            payments=payments,
+            round_ref=group.round.id,
+            table_ref=table_ref,
+            float_target=float_target,
+            batch=writes,
+        )
+        for payment, entry in zip(payments, entries, strict=True):
+            loaded.balances[payment.user.pk] = entry.balance_after

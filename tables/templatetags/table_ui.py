@@ -6,11 +6,13 @@ Everything here formats what the view model already says; no rule of the game is
 from datetime import UTC, datetime
 
 from django import template
+from django.template.loader import get_template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from tables.engine.rules import RuleSet
 from tables.house_edge import computed_house_edge
+from tables.rendering import LIVE_TEMPLATE
 
 register = template.Library()
 
@@ -361,7 +363,9 @@ WS_FORMS = (
     "form-insurance",
     "form-even-money",
     "form-early-surrender",
+    "form-leave",
     "form-chat",
+    "form-emote",
 )
 #: Playing buttons: protocol action, keyboard shortcut, label.
 PLAY_BUTTONS = (
@@ -381,3 +385,53 @@ def ws_form_ids() -> tuple[str, ...]:
 @register.simple_tag
 def play_buttons() -> tuple[tuple[str, str, str], ...]:
     return PLAY_BUTTONS
+
+
+@register.simple_tag(takes_context=True)
+def seat_markup(context, seat: dict, you: dict | None, table: dict) -> str:
+    """One seat of `live.html#seats` as the viewer `you` sees it.
+
+    The markup depends on the version's table and on two facts about the viewer alone: whether they sit
+    there (`mine`) and, for an empty seat, what it offers them (`sit`). When the context carries the
+    version's shared view part (`shared`, from `tables.rendering`), each variant is rendered once per version
+    and kept with it (a seated player's hands once per seat, for both variants), so a table's viewers share
+    their seats' markup instead of rendering it each. The partials are given nothing else of the viewer's, so
+    no variant can carry another viewer's controls.
+    """
+    mine = is_mine(seat, you)
+    sit = "" if seat.get("player") else _sit_offer(you)
+    shared = context.get("shared")
+
+    def kept(key: tuple, render):
+        return render() if shared is None else shared.keep(key, render)
+
+    def hands() -> str:
+        return get_template(f"{LIVE_TEMPLATE}#seat_hands").render({"seat": seat, "t": table})
+
+    def render() -> str:
+        hands_html = kept(("seat_hands", seat["seat"]), hands) if seat.get("player") else ""
+        variant = {"seat": seat, "mine": mine, "sit": sit, "t": table, "hands": hands_html}
+        return get_template(f"{LIVE_TEMPLATE}#seat").render(variant)
+
+    return kept(("seat", seat["seat"], mine, sit), render)
+
+
+@register.simple_tag(takes_context=True)
+def table_part(context, name: str) -> str:
+    """The partial `name` of `live.html`, rendered with the version's table (`t`) and number (`v`) alone: the
+    same for every viewer, so kept once per version when the context carries its shared part (`shared`)."""
+    view = context["view"]
+
+    def render() -> str:
+        return get_template(f"{LIVE_TEMPLATE}#{name}").render({"t": view["table"], "v": view["v"]})
+
+    shared = context.get("shared")
+    return render() if shared is None else shared.keep(("table_part", name), render)
+
+
+def _sit_offer(you: dict | None) -> str:
+    """What an empty seat offers the viewer: "take" (another seat beside theirs), "sit", or nothing."""
+    you = you or {}
+    if not you.get("can_sit"):
+        return ""
+    return "take" if you.get("seats") else "sit"

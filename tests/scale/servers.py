@@ -57,8 +57,11 @@ def database_env(*, user: str | None = None) -> dict[str, str]:
 class Server:
     """One Daphne process; `start()` again after `kill()` or `stop()` reuses the same port."""
 
-    def __init__(self, *, redis_url: str | None = None, db_user: str | None = None, **extra_env) -> None:
+    def __init__(
+        self, *, redis_url: str | None = None, db_user: str | None = None, daphne_args=(), **extra_env
+    ) -> None:
         self.port = free_port()
+        self.daphne_args = list(daphne_args)  # Daphne's own options, e.g. a longer handshake window
         self.env = {
             **os.environ,
             **database_env(user=db_user),
@@ -90,6 +93,7 @@ class Server:
                     "127.0.0.1",
                     "-p",
                     str(self.port),
+                    *self.daphne_args,
                     "blackjack_site.asgi:application",
                 ],
                 cwd=ROOT,

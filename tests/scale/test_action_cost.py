@@ -29,7 +29,7 @@ def test_the_action_cost_benchmark_runs_and_prints_its_figures():
     )
     assert done.returncode == 0, done.stderr
     figures = re.search(
-        r"^sqlite: 60 actions, 2 viewers each \| action ([\d.]+) ms CPU, ([\d.]+) queries \| "
+        r"^sqlite, json views: 60 actions, 2 viewers each \| action ([\d.]+) ms CPU, ([\d.]+) statements \| "
         r"views ([\d.]+) ms CPU",
         done.stdout,
         re.MULTILINE,

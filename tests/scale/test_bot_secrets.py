@@ -11,6 +11,8 @@ import asyncio
 import json
 import os
 
+import pytest
+
 from accounts.audit import audit_ledger
 from tables.loadtest.fixtures import prepare
 from tables.models import Shoe
@@ -31,6 +33,7 @@ def _keys(value):
             yield from _keys(inner)
 
 
+@pytest.mark.slow
 def test_no_payload_of_a_bot_run_reveals_a_secret(servers):
     server = servers()
     fixture = prepare(run_id="secrets", tables=2, players=3)

@@ -17,6 +17,7 @@ from django.db import connection
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
+from live import presence
 from tables.loadtest.fixtures import prepare
 from tables.models import Round, Seat, Table
 from tests.scale.play import Crew
@@ -24,7 +25,6 @@ from tests.scale.servers import PrivateRedis
 from tests.threads import in_a_thread
 
 ROUNDS_AFTER = int(os.environ.get("SCALE_FAULT_ROUNDS", "2"))
-TERMINATE = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s"
 
 
 def in_play(state) -> bool:
@@ -96,7 +96,12 @@ def test_sigkill_of_one_of_two_processes_players_fail_over_to_the_other(servers)
     killed_round.refresh_from_db()
     assert killed_round.settled_at is not None
     assert not killed_round.voided
-    assert crew.recorder.unexpected_errors == crew.recorder.errors["connection_lost"] == 1
+    # The killed process's player lost its connection; the other player's command in flight to the dead owner
+    # (forwarded: the table was owned there) may have been answered `unavailable`, which the bot retried.
+    errors = crew.recorder.errors
+    assert errors["connection_lost"] == 1, errors
+    assert errors["unavailable"] <= 1, errors
+    assert crew.recorder.unexpected_errors == errors["connection_lost"] + errors["unavailable"], errors
     report = audit_ledger()
     assert report.ok, report.discrepancies
 
@@ -104,11 +109,12 @@ def test_sigkill_of_one_of_two_processes_players_fail_over_to_the_other(servers)
 @pytest.mark.postgres
 @pytest.mark.redis
 def test_a_player_lost_with_a_killed_process_is_seen_gone_by_the_other(servers):
-    """The killed process never closes its websockets. Its player does not come back; the other process stops
-    seeing the dead one vouch for that connection and marks the seat disconnected (then the grace period and
-    standing up follow as after any disconnect), while the player it serves stays present."""
-    quick = {"PRESENCE_HEARTBEAT_SECONDS": "1", "PRESENCE_TIMEOUT_SECONDS": "5"}
-    first, second = servers(**quick), servers(**quick)
+    """The killed process never closes its websockets. Its player does not come back; the other process sees
+    the seat marked disconnected (then the grace period and standing up follow as after any disconnect),
+    while the player it serves ends up present: if the killed process owned the table, the other takes it
+    over once its lease lapses, marks everyone gone and hears again from the socket it holds; if the other
+    owned it, it stops counting the sockets of the process that no longer answers its probe."""
+    first, second = servers(), servers()
     fixture = prepare(run_id="gone", tables=1, players=2)
     table_id = fixture.table_ids[0]
     crew = Crew(fixture, [first.url, second.url])  # seat 1 on the first process, seat 2 on the second
@@ -121,14 +127,14 @@ def test_a_player_lost_with_a_killed_process_is_seen_gone_by_the_other(servers):
         await crew.start()
         await crew.play_rounds(1, timeout=60)
         crew.hold(lambda state: True)
-        await asyncio.sleep(6)  # longer than the timeout: the rows live on being vouched for
+        # Longer than a probe and its wait: a live process's sockets stay counted.
+        await asyncio.sleep(2 * presence.PROBE_SECONDS)
         assert await in_a_thread(seat_marks) == {1: None, 2: None}
         first.kill()
         ends = asyncio.get_running_loop().time() + 30
-        while (await in_a_thread(seat_marks))[1] is None:
-            assert asyncio.get_running_loop().time() < ends, "seat 1 never marked disconnected"
+        while not ((marks := await in_a_thread(seat_marks))[1] is not None and marks[2] is None):
+            assert asyncio.get_running_loop().time() < ends, f"the seats never settled: {marks}"
             await asyncio.sleep(0.25)
-        marks = await in_a_thread(seat_marks)
         crew.hold(None)
         await crew.finish()
         return marks
@@ -137,7 +143,6 @@ def test_a_player_lost_with_a_killed_process_is_seen_gone_by_the_other(servers):
     assert marks[2] is None  # the second process's player is still there
     assert crew.recorder.errors["connection_lost"] == 1  # seat 1's player, who never got back
     assert crew.recorder.reconnects == 0
-    assert "dropped 1 presence row(s)" in second.output()
     report = audit_ledger()
     assert report.ok, report.discrepancies
 
@@ -204,23 +209,6 @@ def heard_from_the_other_process(me, other, since: int) -> list[int]:
         for message in me.received[since:]
         if message.get("type") == "state" and message["v"] in other.answers
     ]
-
-
-@pytest.fixture
-def fault_role(transactional_db):
-    """A PostgreSQL login role with full rights on the test database, which the test can lock out."""
-    name = f"scale_fault_{os.getpid()}"
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP ROLE IF EXISTS {name}")
-        cursor.execute(f"CREATE ROLE {name} LOGIN")
-        cursor.execute(f"GRANT ALL PRIVILEGES ON ALL TABLES IN SCHEMA public TO {name}")
-        cursor.execute(f"GRANT ALL PRIVILEGES ON ALL SEQUENCES IN SCHEMA public TO {name}")
-    yield name
-    with connection.cursor() as cursor:
-        cursor.execute(f"ALTER ROLE {name} NOLOGIN")
-        cursor.execute(TERMINATE, [name])
-        cursor.execute(f"DROP OWNED BY {name}")
-        cursor.execute(f"DROP ROLE {name}")
 
 
 def lock_out(role: str, *, allowed: bool) -> None:
@@ -295,7 +283,7 @@ def test_the_table_clock_survives_a_database_outage(servers, fault_role):
         await crew.finish()
 
     asyncio.run(scenario())
-    assert "table clock: tick failed" in server.output()  # the outage did reach the clock
+    assert "clock: the sweep of tables failed" in server.output()  # the outage did reach the clock
     report = audit_ledger()
     assert report.ok, report.discrepancies
 

@@ -47,7 +47,6 @@ REFUSALS = {
 @pytest.fixture
 def arena(django_user_model, settings):
     """A table in its betting round: honest Alice at seat 1 and hostile Mallory at seat 2, neither has bet."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     alice = django_user_model.objects.create_user("alice", password=None)
     mallory = django_user_model.objects.create_user("mallory", password=None)
     rules = RuleSet.from_dict({"decks": 6})
@@ -185,6 +184,7 @@ async def _client(name, table, user):
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frames=st.lists(hostile_frame, min_size=1, max_size=6))
+@pytest.mark.slow
 async def test_hostile_frames_are_refused_and_change_nothing(arena, frames):
     table, alice, mallory = arena
     anchor = await _client("mallory-anchor", table, mallory)  # keeps Mallory present between examples

@@ -3,11 +3,14 @@
 import asyncio
 import json
 
+import pytest
+
 from tables.consumers import FRAME_TOO_LARGE
 from tables.loadtest.fixtures import prepare
 from tests.scale.play import Crew
 
 
+@pytest.mark.slow
 def test_a_huge_frame_closes_only_that_connection(servers):
     """A frame over 16 KiB is refused as `bad_message` and ends the sender's connection with a clean close
     (4009, message too big); one between 4 and 16 KiB is refused and the connection stays. The table plays

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from tables.engine.rules import PRESETS
 from tables.engine.strategy import basic_strategy
@@ -336,8 +337,8 @@ def test_the_think_time_reaches_the_bots_and_the_results(monkeypatch, tmp_path, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("think", [0, 50])
-def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, capsys, think):
+@pytest.mark.parametrize(("think", "wire"), [(0, "json"), (50, "json"), (50, "html")])
+def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, capsys, think, wire):
     server = servers()
     out = tmp_path / "load.json"
     call_command(
@@ -349,9 +350,15 @@ def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, c
         drain=5,
         think=think,
         warmup=1,
+        wire=wire,
         json_path=str(out),
     )
     result = json.loads(out.read_text())
+    assert result["format"] == wire
+    if connection.vendor == "postgresql":  # the server's pool and the load client's, at least one each
+        assert result["postgres_connections"]["peak"] >= 2
+    else:
+        assert result["postgres_connections"] is None
     assert json.loads(capsys.readouterr().out) == result  # printed and written alike
     assert result["think_ms"] == think
     assert result["warmup_s"] == 1
@@ -426,3 +433,30 @@ def test_bots_reach_the_servers_their_route_picks_and_fail_over_in_turn():
     assert server_order(urls, route="table", player=0, table=2) == ["ws://c", "ws://a", "ws://b"]
     with pytest.raises(ValueError, match="route"):
         server_order(urls, route="seat", player=0, table=0)
+
+
+@pytest.mark.asyncio
+async def test_a_failed_first_handshake_is_counted_and_tried_again():
+    from websockets.exceptions import InvalidMessage
+
+    from tables.loadtest.runner import first_connection
+
+    class Flaky:
+        def __init__(self, failures):
+            self.failures, self.tries = failures, 0
+
+        async def connect(self):
+            self.tries += 1
+            if self.tries <= len(self.failures):
+                raise self.failures[self.tries - 1]
+
+    recorder = Recorder()
+    bot = Flaky([InvalidMessage("no HTTP response"), ConnectionResetError()])
+    await first_connection(bot, recorder, pauses=(0, 0, 0))
+    assert bot.tries == 3
+    assert recorder.summary()["errors"] == {"connect_failed": 2}
+    assert recorder.unexpected_errors == 2  # an error of the run, not hidden by the retry
+    hopeless = Flaky([TimeoutError()] * 3)
+    with pytest.raises(TimeoutError):
+        await first_connection(hopeless, Recorder(), pauses=(0, 0))
+    assert hopeless.tries == 3

@@ -1,10 +1,12 @@
 """Settings come from the environment; production values pass Django's deployment checks."""
 
 import os
+import runpy
 import secrets
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -82,3 +84,41 @@ def test_env_helpers_parse_and_refuse(monkeypatch):
     monkeypatch.setenv("X_INT", "4.5")
     with pytest.raises(ImproperlyConfigured, match="not a whole number"):
         env_int("X_INT", 0)
+
+
+def channel_layer_keys(**env) -> list[str]:
+    """The Redis layer's keys as the settings module configures them from `env`, evaluated afresh (as a new
+    process would) without the cost of starting one."""
+    clean = {k: v for k, v in os.environ.items() if k not in {"CHANNEL_LAYER_KEY", "SECRET_KEY", "DEBUG"}}
+    clean.update(REDIS_URL="redis://127.0.0.1:6379/0", **env)
+    with patch.dict(os.environ, clean, clear=True):
+        configured = runpy.run_path(str(ROOT / "blackjack_site" / "settings.py"))
+    return configured["CHANNEL_LAYERS"]["default"]["CONFIG"]["symmetric_encryption_keys"]
+
+
+def test_the_redis_layer_is_keyed_from_the_secret_key_or_channel_layer_key(settings):
+    """Processes that share SECRET_KEY share the key (this one and a fresh one), which is not SECRET_KEY."""
+    assert channel_layer_keys(SECRET_KEY=settings.SECRET_KEY) == settings.CHANNEL_LAYER_KEYS
+    (derived,) = settings.CHANNEL_LAYER_KEYS
+    assert settings.SECRET_KEY not in derived
+    assert channel_layer_keys(SECRET_KEY=settings.SECRET_KEY + "2") != [derived]
+    rotating = channel_layer_keys(SECRET_KEY=settings.SECRET_KEY, CHANNEL_LAYER_KEY="new-key, old-key")
+    assert rotating == ["new-key", "old-key"]
+
+
+def test_a_rotated_key_still_reads_what_the_old_one_wrote_and_a_stranger_reads_nothing():
+    from cryptography.fernet import InvalidToken
+
+    from blackjack_site.channel_layer import RedisChannelLayer
+
+    def serializer(*keys):
+        return RedisChannelLayer(
+            hosts=["redis://127.0.0.1:6379/0"], symmetric_encryption_keys=list(keys)
+        )._serializer
+
+    message = {"type": "table.changed", "v": 7}
+    written = serializer("old").serialize(message)
+    assert serializer("new", "old").deserialize(written) == message
+    assert serializer("new", "old").serialize(message) != written
+    with pytest.raises(InvalidToken):
+        serializer("new").deserialize(written)

@@ -9,29 +9,31 @@
 - `act(table, user, name, **args)`: `services.perform` with the table's current version, then what its commit
   triggers (broadcast, history); returns the new version.
 - `balance(user)`: the user's chips now.
-- `at(seconds)`: an aware datetime `seconds` from now, for `services.expire_due(now=...)`.
+- `at(seconds)`: an aware datetime `seconds` from now, for `clock.sweep(now=...)`.
+- `sockets_open(table, *users)`: each user has a socket open at the table, as this process's actor counts
+  them: its first load finds them connected (for tests that act through the actor without a websocket).
 """
 
+import contextlib
 import random
 import secrets
 from collections import Counter
 from datetime import timedelta
+from unittest import mock
 
+import psycopg
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Wallet
-from tables import services
+from live import process
+from tables import actors, services
 from tables.engine.cards import new_deck_order
 from tables.engine.rules import PRESETS
 from tables.models import RulePreset, Table
 
 PASSWORD = "Felt-and-chips-42"
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
@@ -81,6 +83,32 @@ def make_table(db):
 @pytest.fixture
 def table(make_table):
     return make_table()
+
+
+@contextlib.contextmanager
+def round_trips():
+    """Yields a list of the round trips to the database made in the block, each the list of the statements
+    it sent: a statement sent on its own, or every statement of one psycopg pipeline (`blackjack_site.batch`).
+    A transaction's BEGIN goes with its first statement; its COMMIT (not a statement here) is one more."""
+    trips: list[list[str]] = []
+    pipeline = psycopg.Connection.pipeline
+
+    @contextlib.contextmanager
+    def counted(self):
+        trips.append([])
+        with pipeline(self) as sent:
+            yield sent
+
+    def record(execute, sql, params, many, context):
+        raw = context["connection"].connection
+        if connection.vendor == "postgresql" and raw.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF:
+            trips[-1].append(sql)
+        else:
+            trips.append([sql])
+        return execute(sql, params, many, context)
+
+    with mock.patch.object(psycopg.Connection, "pipeline", counted), connection.execute_wrapper(record):
+        yield trips
 
 
 def deal_cards(*hands: list[str], dealer: list[str], then: list[str] = ()) -> list[str]:
@@ -166,3 +194,9 @@ def at():
         return timezone.now() + timedelta(seconds=seconds)
 
     return moment
+
+
+def sockets_open(table: Table, *users) -> None:
+    connections = actors.actor_for(table.pk).connections
+    for user in users:
+        connections.opened(user.pk, f"test-socket-{user.pk}", process.name())

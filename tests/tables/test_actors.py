@@ -6,19 +6,24 @@ changes nothing, and commands told to the mailbox at once are applied one at a t
 """
 
 import asyncio
+import logging
+import select
 
+import psycopg
 import pytest
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from tables import actors, flow, services
-from tables.models import ActionLog, Table, TableEvent
-from tables.services import actions, load, store
-from tests.tables.conftest import deal_cards
+from live import clock as live_clock
+from live import process
+from tables import actors, clock, flow, services
+from tables.models import ActionLog, Seat, Table, TableEvent
+from tables.services import load, store
+from tests.tables.conftest import deal_cards, round_trips
 from tests.tables.wsclient import CommunicatorClient, move, session_cookie
 
 
@@ -40,7 +45,8 @@ def tell(table, user, name, **args) -> int:
 
 
 def recovered(table):
-    return load.begin(table.pk).state
+    with transaction.atomic():
+        return load.begin(table.pk).state
 
 
 def comparable(state):
@@ -97,6 +103,20 @@ def test_a_change_by_another_writer_is_fenced_and_the_actor_reloads(table, alice
 
 
 @pytest.mark.django_db
+def test_a_version_older_than_the_actors_is_refused_as_stale_without_a_query(table, alice, bob):
+    tell(table, alice, "sit", seat=1)
+    seen = tell(table, bob, "sit", seat=2)
+    actor = actors.actor_for(table.pk)
+    loaded = actor.loaded
+    old_hit = actors.player_action(alice, {"action": "hit"}, seen - 1)  # a turn action needs the current v
+    with CaptureQueriesContext(connection) as queries, pytest.raises(services.ActionRefused) as refused:
+        actor.handle(old_hit)
+    assert refused.value.code == "stale_version"
+    assert len(queries) == 0  # nobody else wrote: the state in memory stays, nothing is read again
+    assert actor.loaded is loaded
+
+
+@pytest.mark.django_db
 def test_a_refusal_writes_nothing_and_keeps_the_state(table, alice):
     tell(table, alice, "sit", seat=1)
     actor = actors.actor_for(table.pk)
@@ -147,10 +167,7 @@ def timeouts(table) -> int:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_with_table_actors_on_the_consumer_hands_actions_to_the_tables_actor(
-    make_table, alice, settings
-):
-    settings.TABLE_ACTORS = True
+async def test_the_consumer_hands_actions_to_the_tables_actor(make_table, alice):
     table = await db(make_table)
     cookie = await db(session_cookie, alice)
     client = CommunicatorClient("alice", f"/ws/tables/{table.pk}/?format=json", cookie=cookie)
@@ -171,7 +188,7 @@ async def test_with_table_actors_on_the_consumer_hands_actions_to_the_tables_act
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
 async def test_an_idle_actor_leaves_the_map(make_table, alice, monkeypatch):
-    monkeypatch.setattr(actors, "IDLE_SECONDS", 0.05)
+    monkeypatch.setattr(actors.TableActor, "idle_seconds", 0.05)
     table = await db(make_table)
     await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
@@ -185,7 +202,23 @@ async def test_an_idle_actor_leaves_the_map(make_table, alice, monkeypatch):
         table_id=table.pk, user=alice, action={"action": "bet", "amount": 10}, expected_version=version
     )
     assert actors._actors[table.pk] is not first
-    assert actors._actors[table.pk].loaded.state.version == version + 1
+    # The new actor counts no socket of hers: it marks her seat (her grace period runs), then takes the bet.
+    assert actors._actors[table.pk].loaded.state.version == version + 2
+    assert (await db(Seat.objects.get, table=table, number=1)).disconnected_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_an_actor_counting_open_sockets_stays_in_the_map(make_table, alice, monkeypatch):
+    monkeypatch.setattr(actors.TableActor, "idle_seconds", 0.05)
+    table = await db(make_table)
+    actor = actors.actor_for(table.pk)
+    await actor.presence(alice.pk, "tab-1", connected=True, holder=process.name())
+    await asyncio.sleep(0.2)
+    assert actors._actors[table.pk] is actor  # its count of her socket would be lost with it
+    await actor.presence(alice.pk, "tab-1", connected=False, holder=process.name())
+    await asyncio.sleep(0.2)
+    assert table.pk not in actors._actors
 
 
 async def wait_for(predicate, seconds: float = 5.0) -> None:
@@ -216,14 +249,14 @@ async def test_the_actors_timer_applies_the_deadline_once(make_table, alice, tim
     assert actor.loaded.state.version == await db(version_of, table) > sat
     # The clock's sweep comes by later with the same deadline: it is applied already.
     assert await db(store.run, table.pk, flow.Expire(sat), now=deadline) is None
-    assert await db(services.expire_due, now=deadline) == 0
+    assert await db(clock.sweep, now=deadline) == 0
     assert await db(timeouts, table) == 1
     assert (await db(audit_ledger)).ok
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_deadline_the_clock_applied_first_is_not_applied_again_by_the_timer(
+async def test_a_deadline_another_writer_applied_first_is_not_applied_again_by_the_timer(
     make_table, alice, timers_on
 ):
     table = await db(make_table, betting_seconds=1)
@@ -232,8 +265,8 @@ async def test_a_deadline_the_clock_applied_first_is_not_applied_again_by_the_ti
     )
     actor = actors._actors[table.pk]
     deadline = actor.loaded.state.deadline
-    # The clock (another process's, say) applies the deadline behind the actor's back, before its timer rings.
-    assert await db(services.expire_due, now=deadline) == 1
+    # Another writer applies the deadline behind the actor's back, before its timer rings.
+    assert await db(store.run, table.pk, flow.Expire(sat), now=deadline) is not None
     expired = await db(version_of, table)
     # The timer rings with the actor still at the version it armed for: its expiry is decided on the state in
     # memory, the fence finds the table moved on, the actor reloads and the expiry of `sat` is a no-op.
@@ -258,13 +291,15 @@ def test_an_ordinary_action_is_one_round_trip_before_commit(table, alice, bob):
     tell(table, alice, "sit", seat=1)
     seen = tell(table, bob, "sit", seat=2)
     sit = actors.player_action(bob, {"action": "sit", "seat": 3}, seen)
-    with CaptureQueriesContext(connection) as queries:
-        # No chips move, no row is made: the fence and the writes go together (psycopg sends BEGIN with the
-        # pipeline's first statements), then COMMIT: two round trips.
+    with round_trips() as trips, CaptureQueriesContext(connection) as queries:
+        # No chips move, no row is made: the fence and the writes go in one pipeline (psycopg sends BEGIN
+        # with its first statement), then COMMIT: two round trips.
         assert actors.actor_for(table.pk).handle(sit) == seen + 1
     sql = [query["sql"] for query in queries]
-    assert [sql[0], len(sql), sql[-1]] == ["BEGIN", 3, "COMMIT"], sql
-    assert sql[1].startswith("WITH fenced AS (UPDATE")
+    assert [len(trip) for trip in trips] == [len(sql) - 2], sql  # every statement between BEGIN and COMMIT
+    assert [sql[0], sql[-1]] == ["BEGIN", "COMMIT"], sql
+    assert sql[1].startswith("WITH fenced AS (UPDATE"), sql
+    assert not [statement for statement in sql if statement.lstrip().upper().startswith("SELECT")], sql
 
 
 @on_postgresql
@@ -293,19 +328,73 @@ def test_the_fence_in_the_pipeline_catches_another_writer(table, alice, bob, car
     }
 
 
+@on_postgresql
+@pytest.mark.django_db
+def test_a_fence_miss_reported_while_the_pipeline_is_sent_ends_the_pipeline_cleanly(
+    table, alice, bob, carol, act, monkeypatch, caplog
+):
+    """psycopg may report the fence's error while the pipeline's later statements are being sent (the server
+    answered meanwhile, as on a loaded machine): the actor still reloads and goes on, and psycopg has no
+    error left to log as it ends the pipeline ("error ignored terminating <psycopg.Pipeline ...>")."""
+    seen = tell(table, alice, "sit", seat=1)
+    actor = actors.actor_for(table.pk)
+    act(table, bob, "sit", seat=2)  # behind the actor's back: the fence misses
+    execute = psycopg.Cursor.execute
+    answered = []
+
+    def execute_then_wait(self, query, params=None, **options):
+        result = execute(self, query, params, **options)
+        if not answered and isinstance(query, str) and query.startswith("WITH fenced"):
+            # The server's answer to the fence arrives before the rest of the pipeline is sent.
+            answered.append(bool(select.select([self.connection.fileno()], [], [], 5)[0]))
+        return result
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", execute_then_wait)
+    with caplog.at_level(logging.WARNING, logger="psycopg"):
+        assert actor.handle(actors.player_action(carol, {"action": "sit", "seat": 3}, seen)) == seen + 2
+    assert answered == [True]
+    assert [record.getMessage() for record in caplog.records if record.name.startswith("psycopg")] == []
+    assert comparable(actor.loaded.state) == recovered(table)
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_the_clocks_sweep_leaves_a_deadline_to_the_actor_whose_timer_is_set(
+async def test_the_sweep_leaves_a_deadline_to_this_processs_actor_unless_it_is_overdue(
     make_table, alice, timers_on
+):
+    table = await db(make_table, betting_seconds=30)
+    await actors.perform(
+        table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
+    )
+    deadline = actors._actors[table.pk].loaded.state.deadline
+    assert await db(clock.sweep, now=deadline) == 0
+    # Overdue past the grace (the actor is stuck, say), the sweep applies it, fenced like the actor.
+    late = deadline + live_clock.OWNED_GRACE
+    assert await db(clock.sweep, now=late) == 1
+    assert await db(timeouts, table) == 1
+    # The actor's lease was not handed back: the actor still owns the table.
+    assert await db(lambda: Table.objects.values_list("owner", flat=True).get(pk=table.pk)) == process.name()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_the_sweep_applies_a_deadline_this_processs_actor_does_not_know_of(
+    make_table, alice, bob, timers_on
 ):
     table = await db(make_table, betting_seconds=30)
     sat = await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
     )
-    deadline = actors._actors[table.pk].loaded.state.deadline
-    assert actors.armed(table.pk, sat)
-    assert await db(services.expire_due, now=deadline, owned=actors.armed) == 0
-    # Overdue past the grace (the actor is stuck, say), the sweep applies it.
-    late = deadline + actions.OWNED_GRACE
-    assert await db(services.expire_due, now=late, owned=actors.armed) == 1
+    actor = actors._actors[table.pk]
+    # Another writer moves the table on behind the actor's back: its timer is set for a version gone by.
+    await db(
+        services.perform,
+        table_id=table.pk,
+        user=bob,
+        action={"action": "sit", "seat": 2},
+        expected_version=sat,
+    )
+    deadline = await db(lambda: Table.objects.get(pk=table.pk).deadline)
+    assert not actor.armed_for(await db(version_of, table))
+    assert await db(clock.sweep, now=deadline) == 1
     assert await db(timeouts, table) == 1

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from tables import services
+from tables import clock, services
 from tables.models import Table
 from tests.tables.conftest import deal_cards
 
@@ -109,7 +109,7 @@ def test_a_double_click_applies_once(table, alice, act, balance):
 def test_two_clocks_apply_a_deadline_once(table, alice, act):
     act(table, alice, "sit", seat=1)
     moment = Table.objects.get(pk=table.pk).deadline + timedelta(seconds=1)
-    outcomes = run_together(*(lambda: services.expire_due(now=moment) for _ in range(4)))
+    outcomes = run_together(*(lambda: clock.sweep(now=moment) for _ in range(4)))
     assert sorted(value for _, value in outcomes) == [0, 0, 0, 1], outcomes
     t = Table.objects.select_related("current_round").get(pk=table.pk)
     assert t.current_round.number == 2
@@ -148,3 +148,71 @@ def test_an_action_locks_its_table_and_not_the_preset_it_shares(make_table, alic
     finally:
         release.set()
         holder.join(10)
+
+
+def raw_connection():
+    """A connection of its own, outside Django: another server process's, as far as this one can tell."""
+    import psycopg
+
+    settings = connection.settings_dict
+    return psycopg.connect(
+        dbname=settings["NAME"], user=settings["USER"], host=settings["HOST"], port=settings["PORT"] or 5432
+    )
+
+
+def test_a_lapsed_owner_paused_mid_pipeline_with_the_row_locked_is_cut_off_and_the_lease_taken(table):
+    """A process stopped between sending a pipeline's statements and their Sync keeps the table's row locked
+    with its backend "active" (never ended by idle_in_transaction_session_timeout): taking the lapsed lease
+    ends that backend instead of waiting for the process to wake up."""
+    import psycopg
+
+    from live import lease
+
+    lapsed = timezone.now() - timedelta(seconds=1)
+    Table.objects.filter(pk=table.pk).update(owner="live.paused.1.abcd", epoch=3, lease_until=lapsed)
+    stale = raw_connection()
+    holder = stale.info.backend_pid
+    try:
+        stale.execute("BEGIN")
+        with stale.pipeline():
+            cursor = stale.cursor()
+            cursor.execute(
+                f"UPDATE {Table._meta.db_table} SET version = version WHERE id = %s RETURNING id", [table.pk]
+            )
+            assert cursor.fetchone() == (table.pk,)  # the server answered; the pipeline's Sync is not sent
+            with connection.cursor() as probe:
+                probe.execute("SELECT state FROM pg_stat_activity WHERE pid = %s", [holder])
+                assert probe.fetchone() == ("active",)
+            with transaction.atomic():
+                epoch = lease.acquire(Table, table.pk, now=timezone.now(), me="live.taker.2.abcd")
+            assert epoch == 4
+            assert Table.objects.values_list("owner", "epoch").get(pk=table.pk) == ("live.taker.2.abcd", 4)
+            with connection.cursor() as probe:
+                probe.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [holder])
+                assert probe.fetchone() == (0,)  # its backend was ended
+    except psycopg.OperationalError:
+        pass  # the ended connection fails once its pipeline ends, as the paused process's does on waking
+    finally:
+        stale.close()
+
+
+def test_taking_a_live_lease_whose_row_its_owner_holds_waits_then_names_the_owner(table):
+    """A live owner writing its row is waited for (each wait bounded), never cut off."""
+    from live import lease
+    from live.lease import OwnedElsewhere
+
+    until = timezone.now() + timedelta(seconds=30)
+    Table.objects.filter(pk=table.pk).update(owner="live.live.1.abcd", epoch=2, lease_until=until)
+    owner = raw_connection()
+    try:
+        owner.execute(f"UPDATE {Table._meta.db_table} SET version = version WHERE id = %s", [table.pk])
+        ends = threading.Timer(1.5, owner.commit)  # the owner's write ends after more than one lock wait
+        ends.start()
+        with pytest.raises(OwnedElsewhere) as owned, transaction.atomic():
+            lease.acquire(Table, table.pk, now=timezone.now(), me="live.taker.2.abcd")
+        ends.join()
+        assert owned.value.owner == "live.live.1.abcd"
+        assert not owner.closed  # not cut off
+        assert Table.objects.values_list("owner", "epoch").get(pk=table.pk) == ("live.live.1.abcd", 2)
+    finally:
+        owner.close()

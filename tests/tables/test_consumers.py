@@ -11,8 +11,8 @@ import pytest_asyncio
 from channels.db import database_sync_to_async
 
 from accounts.audit import audit_ledger
-from tables import services
-from tables.consumers import POLICY_VIOLATION
+from tables import consumers, services
+from tables.consumers import CHAT_LINES, POLICY_VIOLATION
 from tables.models import ChatMessage, Table
 from tests.tables.conftest import deal_cards
 from tests.tables.wsclient import CommunicatorClient, assert_oob_fragment, move, session_cookie
@@ -386,6 +386,49 @@ async def test_chat_is_stored_limited_and_escaped(table, alice, bob, connect):
     assert [line["text"] for line in state["table"]["chat"]] == [script]
 
 
+async def test_emotes_reach_everyone_unstored_and_unknown_ones_are_refused(
+    table, alice, bob, connect, monkeypatch
+):
+    monkeypatch.setattr(consumers, "CHAT_WINDOW_SECONDS", 10**10)  # one window of the chat limit for the test
+    a = await connect(table, alice)
+    html = await connect(table, bob, json_format=False)
+    version = await db(table_version, table)
+    await a.act("emote", emote="gg")
+    message = await a.next_of("emote")
+    assert {key: message[key] for key in ("emote", "text", "from", "display_name")} == {
+        "emote": "gg",
+        "text": "GG",
+        "from": "alice",
+        "display_name": alice.display_name or "alice",
+    }
+    assert message["at"].endswith("Z")
+    fragment = await html.receive()
+    assert assert_oob_fragment(fragment) == ["emote-log"]
+    assert 'data-from="alice"' in fragment
+    assert "GG" in fragment
+    # Ephemeral: no chat line, no new version.
+    assert await db(ChatMessage.objects.count) == 0
+    assert await db(table_version, table) == version
+
+    await a.act("emote", emote="<b>rude</b>")
+    error = await a.error()
+    assert error["code"] == "bad_message"
+    assert "unknown emote" in error["message"]
+    assert "thumbs_up" in error["message"]
+    await html.nothing_more()
+    assert await db(table_version, table) == version
+
+    # Emotes count against the chat limit: with the one sent above, CHAT_LINES in all, then refused.
+    for _ in range(CHAT_LINES - 1):
+        await a.act("emote", emote="party")
+        assert (await a.next_of("emote"))["text"] == "\N{PARTY POPPER}"
+    await a.act("chat", text="one more")
+    refusal = await a.error()
+    assert refusal["code"] == "rate_limited"
+    assert "emotes" in refusal["message"]
+    assert await db(ChatMessage.objects.count) == 0
+
+
 async def test_lean_states_leave_out_the_log_and_chat_lists(table, alice, bob, connect):
     full = await connect(table, alice)
     cookie = await database_sync_to_async(session_cookie)(bob)
@@ -440,7 +483,7 @@ async def test_lobby_html_is_one_out_of_band_fragment(make_table, alice):
     assert await lobby.connect()
     fragment = await lobby.receive()
     await lobby.close()
-    assert assert_oob_fragment(fragment) == ["lobby-tables"]
+    assert assert_oob_fragment(fragment) == ["lobby-tables", "durak-tables"]
     assert "&lt;b&gt;Bold&lt;/b&gt; table" in fragment
     assert "<b>Bold</b>" not in fragment
 

@@ -3,6 +3,7 @@ at once: each of their sockets pushes the balance read afresh (`accounts.sockets
 `_Consumer.balance_changed`), as `{"type": "balance", ...}` in JSON and as out-of-band fragments in HTML.
 Other users' sockets hear nothing, and a refused movement sends nothing."""
 
+import asyncio
 import re
 
 import pytest
@@ -48,8 +49,7 @@ async def open_sockets(user, table) -> dict[str, CommunicatorClient]:
         assert await client.connect()
         await client.receive()
         clients[kind] = client
-    for client in clients.values():
-        await drain(client)
+    await drain_all(clients)
     return clients
 
 
@@ -59,6 +59,12 @@ async def drain(client: CommunicatorClient) -> list:
     while not await client.communicator.receive_nothing(QUIET, interval=0.01):
         received.append(await client.receive())
     return received
+
+
+async def drain_all(clients: dict[str, CommunicatorClient]) -> dict[str, list]:
+    """`drain` of every client, all at once (the quiet spells overlap): what each received, by name."""
+    received = await asyncio.gather(*(drain(client) for client in clients.values()))
+    return dict(zip(clients, received, strict=True))
 
 
 def is_balance_message(message) -> bool:
@@ -107,8 +113,8 @@ async def test_the_daily_grant_reaches_every_open_page_of_the_player_only(table,
 
     for client in mine.values():
         assert await balance_shown(client) == 1_000, client.name
-    for client in bobs.values():
-        assert not any(is_balance_message(message) for message in await drain(client)), client.name
+    for name, messages in (await drain_all(bobs)).items():
+        assert not any(is_balance_message(message) for message in messages), name
     await close_all(mine, bobs)
 
 
@@ -122,8 +128,8 @@ async def test_a_staff_adjustment_reaches_every_open_page_of_the_player_only(tab
 
     for client in mine.values():
         assert await balance_shown(client) == 7_655, client.name
-    for client in bobs.values():
-        assert not any(is_balance_message(message) for message in await drain(client)), client.name
+    for name, messages in (await drain_all(bobs)).items():
+        assert not any(is_balance_message(message) for message in messages), name
     await close_all(mine, bobs)
 
 
@@ -137,8 +143,8 @@ async def test_a_refused_adjustment_or_grant_sends_nothing(table, alice, staff):
     with pytest.raises(accounts_services.DailyGrantRefused):
         await database_sync_to_async(accounts_services.claim_daily_grant)(user=alice)
 
-    for client in mine.values():
-        assert not any(is_balance_message(message) for message in await drain(client)), client.name
+    for name, messages in (await drain_all(mine)).items():
+        assert not any(is_balance_message(message) for message in messages), name
     await close_all(mine)
 
 

@@ -39,6 +39,7 @@ async def players():
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
+@pytest.mark.slow
 async def test_two_players_play_rounds_on_every_preset(preset, make_table, alice, bob, players, balance):
     table = await database_sync_to_async(make_table)(preset)
     a, b = await players(table, alice, bob)

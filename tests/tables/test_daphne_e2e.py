@@ -115,6 +115,7 @@ def _now():
     return timezone.now()
 
 
+@pytest.mark.slow
 async def test_deadlines_with_nobody_connected_are_enforced_by_the_server_clock(
     clocked_site, make_table, alice, act
 ):

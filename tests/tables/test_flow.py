@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
-from tables import flow, selectors, services
+from tables import actors, clock, flow, selectors, services
 from tables.engine import round as engine
 from tables.engine.rules import PRESETS
 from tables.models import Phase, Round, Seat, Table, TableEvent
@@ -27,7 +27,8 @@ def chips(*users) -> int:
 
 
 def house() -> int:
-    return Wallet.objects.get(kind=Wallet.Kind.HOUSE).balance
+    """The house's chips, its tables' floats included."""
+    return sum(Wallet.objects.filter(kind__in=["house", "float"]).values_list("balance", flat=True))
 
 
 def assert_books_balance():
@@ -57,7 +58,7 @@ def test_insurance_even_money_and_a_timeout_in_one_window(
     act(table, alice, "insurance", accept=True)
     act(table, bob, "even_money", accept=True)
     assert fresh(table).phase == Phase.INSURANCE  # still open for carol
-    assert services.expire_due(now=at(fresh(table).insurance_seconds + 1)) == 1
+    assert clock.sweep(now=at(fresh(table).insurance_seconds + 1)) == 1
     t = fresh(table)
     assert t.phase == Phase.PLAYING
     assert t.current_round.state["turn"] == [1, 0]
@@ -213,7 +214,7 @@ def test_a_player_who_sits_as_betting_closes_gets_time_to_bet(table, alice, bob,
     deadline = fresh(table).deadline
     minimum = timedelta(seconds=flow.NEWCOMER_BETTING_SECONDS)
     assert before + minimum <= deadline <= after + minimum
-    assert services.expire_due(now=deadline - timedelta(seconds=1)) == 0
+    assert clock.sweep(now=deadline - timedelta(seconds=1)) == 0
     act(table, bob, "bet", amount=10)
     assert fresh(table).current_round.state["seats"][1]["bet"] == 10
 
@@ -273,7 +274,7 @@ def test_random_play_on_every_preset_conserves_chips(preset, make_table, alice, 
             if rounds == 8:
                 break
         if rng.random() < 0.1:
-            services.expire_due(now=at(60))
+            clock.sweep(now=at(60))
             continue
         seated = dict(Seat.objects.filter(table=table, user__isnull=False).values_list("number", "user"))
         freed = [n for n in players if n not in seated]
@@ -311,9 +312,11 @@ def test_a_player_who_walks_away_never_blocks_the_table(table, alice, bob, act, 
     """bob closes his browser during betting; alice keeps playing, and only the first round waits for him."""
     for user, seat in ((alice, 1), (bob, 2)):
         act(table, user, "sit", seat=seat)
-        services.note_presence(table_id=table.pk, user=user, connected=True, channel_name=f"ch-{user.pk}")
-    services.note_presence(table_id=table.pk, user=bob, connected=False, channel_name=f"ch-{bob.pk}")
-    clock = fresh(table).deadline
+    owner = actors.actor_for(table.pk)  # this process owns the table: it counts the sockets
+    for user in (alice, bob):
+        owner.count_socket(user.pk, f"ch-{user.pk}", connected=True)
+    owner.count_socket(bob.pk, f"ch-{bob.pk}", connected=False)
+    moment = fresh(table).deadline
     waits = {}  # round number -> windows that had to run out
     while len(waits) < 4:
         t = fresh(table)
@@ -329,8 +332,8 @@ def test_a_player_who_walks_away_never_blocks_the_table(table, alice, bob, act, 
             act(table, alice, "ready")
         else:
             # Waiting for bob: the clock moves on at the deadline.
-            clock = max(clock, t.deadline)
-            assert services.expire_due(now=clock) == 1
+            moment = max(moment, t.deadline)
+            assert clock.sweep(now=moment) == 1
             waits[number] += 1
     # Only round 1's betting window waited for bob; from then on he sat out, so neither bets nor ready checks
     # waited for him, and he was stood up after three missed rounds.

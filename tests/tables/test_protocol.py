@@ -31,7 +31,8 @@ def test_every_action_parses_with_its_arguments():
     sit = {"action": "sit", "seat": 3, "v": 0}
     assert parse_json(sit) == {"action": "sit", "seat": 3, "seed": None, "v": 0}
     assert parse_json({"action": "sit", "seat": 3, "seed": "my-Seed_1.0", "v": 0})["seed"] == "my-Seed_1.0"
-    assert parse_json({"action": "leave", "v": 7}) == {"action": "leave", "v": 7}
+    assert parse_json({"action": "leave", "v": 7}) == {"action": "leave", "seat": None, "v": 7}
+    assert parse_json({"action": "leave", "seat": 2, "v": 7})["seat"] == 2
     assert parse_json({"action": "ready", "v": 7}) == {"action": "ready", "v": 7}
     assert parse_json({"action": "bet", "amount": 25, "v": 2}) == {
         "action": "bet",
@@ -70,6 +71,8 @@ def test_every_action_parses_with_its_arguments():
         "text": "good luck",
         "v": 1,
     }
+    emote = {"action": "emote", "emote": "gg", "v": 1}
+    assert parse_json(emote) == emote
 
 
 def test_action_list_matches_the_protocol_table():
@@ -86,6 +89,7 @@ def test_action_list_matches_the_protocol_table():
         "split",
         "surrender",
         "chat",
+        "emote",
     }
 
 
@@ -96,7 +100,7 @@ def test_headers_object_is_ignored_in_both_formats():
 
 
 def test_bytes_frames_are_decoded_as_utf8():
-    assert parse_message(b'{"action": "leave", "v": 1}', html=False) == {"action": "leave", "v": 1}
+    assert parse_message(b'{"action": "ready", "v": 1}', html=False) == {"action": "ready", "v": 1}
     assert refused(b"\xff\xfe{}").code == "bad_message"
 
 
@@ -221,7 +225,14 @@ def test_unknown_fields_are_refused_in_json():
     error = refused({"action": "bet", "amout": 100, "amount": 100, "v": 1})
     assert error.code == "bad_message"
     assert "amout" in error.message
-    assert refused({"action": "leave", "seat": 2, "v": 1}).code == "bad_message"
+    assert refused({"action": "ready", "seat": 2, "v": 1}).code == "bad_message"
+
+
+def test_an_unknown_emote_is_refused_with_the_list_of_emotes():
+    for emote in ("boo", "", 1, None, "GG"):
+        error = refused({"action": "emote", "emote": emote, "v": 1})
+        assert error.code == "bad_message"
+        assert "thumbs_up" in error.message or "needs the field" in error.message
 
 
 def test_frames_over_the_size_cap_are_refused():

@@ -19,7 +19,7 @@ from django.contrib.auth.models import AnonymousUser
 from tables import services
 from tables.engine import _state
 from tables.models import ChatMessage, Phase
-from tables.viewmodel import build_lobby_view, build_table_view, chat_entry, forget_shared_views
+from tables.viewmodel import build_lobby_view, build_table_view, chat_entry
 from tests.tables.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -112,7 +112,6 @@ def views(table, alice, bob, act, scripted_shoe) -> list[dict[str, Any]]:
     The round: alice (seat 1) 8-8, bob (seat 2) T-7, dealer A up and 9 in the hole. Insurance is offered;
     alice takes it, bob declines; alice splits her eights (3 to the first, K to the second) and stands on
     both, bob stands; the dealer's 20 settles the round."""
-    forget_shared_views()
     scripted_shoe(table, deal_cards(["8s", "8h"], ["Ts", "7h"], dealer=["Ad", "9c"], then=["3s", "Kh"]))
     spectator = AnonymousUser()
     collected: list[dict[str, Any]] = []

@@ -7,7 +7,7 @@ from django.urls import reverse
 from accounts import services as accounts
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from tables import selectors, services
+from tables import clock, selectors, services
 from tables.engine.shoe import dealing_order
 from tables.models import Phase, Round, Seat, Shoe, Table, TableEvent
 from tests.tables.conftest import deal_cards
@@ -124,7 +124,7 @@ def test_a_corrupt_round_found_by_an_action_is_voided(mid_round, alice, bob, act
 def test_a_corrupt_round_found_by_the_clock_is_voided(mid_round, alice, bob, balance, at):
     table = mid_round
     Round.objects.filter(pk=fresh(table).current_round_id).update(state={})
-    assert services.expire_due(now=at(3600)) >= 1
+    assert clock.sweep(now=at(3600)) >= 1
     assert (balance(alice), balance(bob)) == (10_000, 10_000)
     assert audit_ledger().ok
 

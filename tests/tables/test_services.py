@@ -218,11 +218,11 @@ def test_chat_is_stored_stripped_and_length_limited(
     from tables import broadcast
 
     sent = []
-    monkeypatch.setattr(broadcast, "send", lambda group, message: sent.append((group, message)))
+    monkeypatch.setattr(broadcast, "_on_loop", lambda work, notice, lobby=False: sent.append(notice))
     with django_capture_on_commit_callbacks(execute=True):
         message = services.post_chat(table_id=table.pk, user=alice, text="  <b>hi</b>  ")
     assert message.text == "<b>hi</b>"  # stored as written; templates escape it
-    assert sent == [(f"table-{table.pk}", {"type": "table.chat", "id": message.pk})]
+    assert sent == [{"type": "table.chat", "table": table.pk, "id": message.pk}]
     for user, text, code in (
         (alice, "x" * 301, "bad_message"),
         (alice, "   ", "bad_message"),

@@ -1,20 +1,37 @@
-"""Broadcasts reach the server's event loop from any thread (the clock, `sync_to_async` workers), carry only
-"table N is at version v". (That a refused change sends nothing is tested in test_clock.py.)"""
+"""How viewers learn of changes (`tables.broadcast`): an actor's commit reaches the viewers of this process as
+the shared view part it built from memory, without a read; a change made another way is read once for all of
+them; the other processes get only content-free notices over the channel layer, which they use only as a
+reason to read. (That a refused change sends nothing is tested in test_clock.py.)"""
 
 import asyncio
-import json
+import os
 import threading
 
 import pytest
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
-from tables import broadcast, fanout
-from tables.consumers import TableConsumer
+from tables import actors, broadcast, viewmodel
+from tables.broadcast import LOBBY_GROUP, table_group
 from tables.models import Table
-from tables.viewmodel import cached_viewer_view, forget_shared_views
-from tests.tables.listener import Listener
+from tests.tables.conftest import sockets_open
 from tests.threads import in_a_thread
+
+
+class Listener:
+    """What a consumer's mailbox is to the registry: the messages it is handed, in a queue the test reads."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[dict] = asyncio.Queue()
+
+    def deliver(self, message: dict) -> None:
+        self.queue.put_nowait(message)
+
+    async def receive(self, timeout: float = 5) -> dict:
+        return await asyncio.wait_for(self.queue.get(), timeout)
+
+    async def nothing(self, wait: float = 0.2) -> None:
+        with pytest.raises(TimeoutError):
+            await self.receive(wait)
 
 
 @pytest.fixture
@@ -28,204 +45,299 @@ def in_memory_layer(settings):
 
 
 async def listening(group: str) -> Listener:
-    """A listener in `group`, with this test's loop registered for the broadcasts."""
+    """A viewer in `group`, with this test's loop registered as the server's."""
     listener = Listener()
-    await fanout.join(group, listener)
+    await broadcast.join(group, listener)
     broadcast.register_loop(asyncio.get_running_loop())
     return listener
 
 
-@pytest.mark.asyncio
-async def test_a_send_from_a_foreign_thread_reaches_the_registered_loop(in_memory_layer):
-    channel = await listening("table-7")
-    thread = threading.Thread(target=broadcast.send, args=("table-7", {"type": "table.changed", "v": 3}))
-    thread.start()
-    message = await channel.receive()
-    thread.join()
-    assert message == {"type": "table.changed", "v": 3}
+def current_version(table) -> int:
+    return Table.objects.values_list("version", flat=True).get(pk=table.pk)
+
+
+async def through_actor(table, user, name: str, **args) -> int:
+    """A player's action through the table's actor, as the consumer hands it over."""
+    version = await in_a_thread(current_version, table)
+    action = {"action": name, **args}
+    return await actors.perform(table_id=table.pk, user=user, action=action, expected_version=version)
 
 
 @pytest.mark.asyncio
-async def test_a_send_from_a_sync_to_async_worker_reaches_the_loop(in_memory_layer):
-    channel = await listening("lobby")
-    await sync_to_async(broadcast.send)("lobby", {"type": "lobby.changed"})
-    assert await channel.receive() == {"type": "lobby.changed"}
+@pytest.mark.django_db(transaction=True)
+async def test_an_actors_commit_reaches_the_viewers_here_as_its_shared_part_without_a_read(
+    in_memory_layer, table, alice, bob, act, monkeypatch
+):
+    await in_a_thread(act, table, alice, "sit", seat=1)
+    await in_a_thread(act, table, bob, "sit", seat=2)
+    sockets_open(table, alice, bob)
+    first, second = await listening(table_group(table.pk)), await listening(table_group(table.pk))
+    reads = []
+    monkeypatch.setattr(viewmodel, "read_shared", lambda table_id: reads.append(table_id))
+    version = await through_actor(table, alice, "bet", amount=10)
+    shown = [await first.receive(), await second.receive()]
+    assert [message["type"] for message in shown] == ["table.shared", "table.shared"]
+    shared = shown[0]["shared"]
+    assert shown[1]["shared"] is shared is actors.actor_for(table.pk).view
+    assert shared.version == version
+    assert shared.view_table["seats"][0]["bet"] == 10
+    assert viewmodel.view_of(shared, bob).view["you"]["seats"] == [2]
+    assert reads == []
+    await first.nothing()
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_a_change_from_another_path_is_read_once_for_every_viewer_here(
+    in_memory_layer, table, alice, act, monkeypatch
+):
+    await in_a_thread(act, table, alice, "sit", seat=1)
+    viewers = [await listening(table_group(table.pk)) for _ in range(3)]
+    reads = []
+    read = viewmodel.read_shared
+    monkeypatch.setattr(viewmodel, "read_shared", lambda table_id: reads.append(table_id) or read(table_id))
+    version = await in_a_thread(current_version, table)
+    # From a foreign thread, as the clock or a database thread commits: twice, as two notices may come.
+    for _ in range(2):
+        thread = threading.Thread(target=broadcast.table_changed, args=(table.pk, version))
+        thread.start()
+        thread.join()
+    shown = [await viewer.receive() for viewer in viewers]
+    assert {message["shared"].version for message in shown} == {version}
+    assert len({id(message["shared"]) for message in shown}) == 1
+    assert reads == [table.pk]
+    await viewers[0].nothing()
+
+
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_a_chat_line_reaches_the_viewers_and_the_actor_reads_the_chat_again(
+    in_memory_layer, table, alice, bob, act
+):
+    await in_a_thread(act, table, alice, "sit", seat=1)
+    await in_a_thread(act, table, bob, "sit", seat=2)
+    sockets_open(table, alice, bob)
+    viewer = await listening(table_group(table.pk))
+    await through_actor(table, alice, "bet", amount=10)
+    assert (await viewer.receive())["type"] == "table.shared"
+    assert actors.actor_for(table.pk).memory.chat == []
+    from tables import services
+
+    line = await in_a_thread(services.post_chat, table_id=table.pk, user=alice, text="good luck")
+    assert await viewer.receive() == {"type": "table.chat", "id": line.pk}
+    assert actors.actor_for(table.pk).memory.chat is None
+    await through_actor(table, bob, "bet", amount=20)
+    shared = (await viewer.receive())["shared"]
+    assert [entry["text"] for entry in shared.view_table["chat"]] == ["good luck"]
 
 
 @pytest.mark.asyncio
 async def test_the_lobby_is_told_at_once_then_at_most_once_an_interval(in_memory_layer, monkeypatch):
     monkeypatch.setattr(broadcast, "LOBBY_SECONDS", 0.3)
     loop = asyncio.get_running_loop()
-    channel = await listening("lobby")
+    lobby = await listening(LOBBY_GROUP)
     told = []
 
     async def receive_all(until: float) -> None:
         while (left := until - loop.time()) > 0:
             try:
-                await asyncio.wait_for(channel.receive(), left)
+                await lobby.receive(left)
             except TimeoutError:
                 return
             told.append(loop.time())
 
     start = loop.time()
-    broadcast.send("lobby", {"type": "lobby.changed"})  # after a quiet spell: at once
+    broadcast.lobby_changed()  # after a quiet spell: at once
     await receive_all(start + 0.1)
     assert len(told) == 1
     for _ in range(5):  # within the interval: one announcement at its end, for all five
-        broadcast.send("lobby", {"type": "lobby.changed"})
+        await asyncio.to_thread(broadcast.lobby_changed)
         await asyncio.sleep(0.01)
     await receive_all(start + 0.6)
     assert len(told) == 2
     assert told[1] - told[0] >= 0.29
     await asyncio.sleep(0.4)  # quiet again: the next change goes at once
     sent = loop.time()
-    await sync_to_async(broadcast.send)("lobby", {"type": "lobby.changed"})
+    await asyncio.to_thread(broadcast.lobby_changed)
     await receive_all(sent + 0.1)
     assert len(told) == 3
 
 
-def test_without_a_running_loop_an_in_memory_send_is_dropped_quietly(in_memory_layer, caplog):
+def test_without_a_running_loop_an_in_memory_notice_is_dropped_quietly(in_memory_layer, caplog):
     loop = asyncio.new_event_loop()
     broadcast.register_loop(loop)  # registered, but not running (a finished test's loop, a stopped server)
     loop.close()
-    broadcast.send("table-1", {"type": "table.changed", "v": 1})  # nobody can be listening
+    broadcast.table_changed(1, 1)  # nobody can be listening
     assert not [record for record in caplog.records if record.name == "tables.broadcast"]
 
 
-@pytest.mark.asyncio
-async def test_held_sends_go_out_in_order_when_the_block_ends(in_memory_layer):
-    channel = await listening("table-7")
-    inside, release = threading.Event(), threading.Event()
+class FakeLayer:
+    """A channel layer of several processes, as far as the registry uses one: what is sent is recorded."""
 
-    def work():
-        with broadcast.held():
-            broadcast.send("table-7", {"type": "table.changed", "v": 1})
-            with broadcast.held():  # nested: held until the outer block ends
-                broadcast.send("table-7", {"type": "table.changed", "v": 2})
-            inside.set()
-            release.wait(5)
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict]] = []
 
-    thread = threading.Thread(target=work)
-    thread.start()
-    await asyncio.to_thread(inside.wait, 5)
-    with pytest.raises(TimeoutError):
-        await channel.receive(timeout=0.2)  # held: nothing sent yet
-    release.set()
-    received = [await channel.receive() for _ in range(2)]
-    await asyncio.to_thread(thread.join)
-    assert [message["v"] for message in received] == [1, 2]
+    async def group_send(self, group: str, message: dict) -> None:
+        self.sent.append((group, message))
 
 
 @pytest.mark.asyncio
-async def test_held_sends_go_out_even_when_the_block_fails(in_memory_layer):
-    channel = await listening("lobby")
-
-    def fail():
-        with broadcast.held():
-            broadcast.send("lobby", {"type": "lobby.changed"})
-            raise RuntimeError("the view could not be built")
-
-    with pytest.raises(RuntimeError):
-        await asyncio.to_thread(fail)
-    assert await channel.receive() == {"type": "lobby.changed"}
-    # Only that block held: a later send goes straight out.
-    await asyncio.to_thread(broadcast.send, "lobby", {"type": "lobby.changed", "n": 2})
-    assert await channel.receive() == {"type": "lobby.changed", "n": 2}
-
-
-@pytest.mark.django_db(transaction=True)
-def test_an_action_is_announced_only_once_the_other_viewers_find_it_kept(table, alice, bob, act, monkeypatch):
-    """The acting connection builds its view of the new version before the version is announced, so the other
-    players' connections, told of it, build theirs without the database (no trip to the database thread)."""
-    act(table, alice, "sit", seat=1)
-    act(table, bob, "sit", seat=2)
-    announced = []
-
-    def record(group, message):
-        if message["type"] == "table.changed":
-            kept = cached_viewer_view(table_id=table.pk, user=bob, version=message["v"])
-            announced.append((message["v"], kept is not None))
-
-    monkeypatch.setattr(broadcast, "_send_now", record)
-    consumer = TableConsumer()
-    consumer.table_id, consumer.user, consumer.json_format = table.pk, alice, True
-    version = Table.objects.values_list("version", flat=True).get(pk=table.pk)
-    built, text = consumer._perform({"action": "bet", "amount": 100, "v": version})
-    assert json.loads(text)["v"] == built
-    assert announced == [(built, True)]
-
-
-@pytest.mark.asyncio
-@pytest.mark.django_db(transaction=True)
-async def test_viewers_told_of_a_version_none_has_read_share_one_read(table, alice, bob, act, monkeypatch):
-    """An action made through another process: none of this process's viewers find the version kept. The first
-    reads it; the others wait for that read and build their views from what it kept."""
-    await asyncio.to_thread(act, table, alice, "sit", seat=1)
-    await asyncio.to_thread(act, table, bob, "sit", seat=2)
-    version = await Table.objects.values_list("version", flat=True).aget(pk=table.pk)
-    forget_shared_views()
-    reads = []
-    build = TableConsumer._build
-
-    def counted_build(self, error, version):
-        reads.append(self.user.username)
-        return build(self, error, version)
-
-    monkeypatch.setattr(TableConsumer, "_build", counted_build)
-    received = {}
-    viewers = []
-    for user in (alice, bob, alice):
-        viewer = TableConsumer()
-        viewer.table_id, viewer.user, viewer.json_format, viewer.sent_version = table.pk, user, True, -1
-
-        async def send(text_data, viewer=viewer):
-            received[viewer] = json.loads(text_data)
-
-        viewer.send = send
-        viewers.append(viewer)
-    await asyncio.gather(*(viewer.send_view(version=version) for viewer in viewers))
-    assert len(reads) == 1
-    assert [received[viewer]["v"] for viewer in viewers] == [version] * 3
-    assert [received[viewer]["you"]["seats"] for viewer in viewers] == [[1], [2], [1]]
-
-
-@pytest.mark.asyncio
-@pytest.mark.django_db(transaction=True)
-async def test_after_the_relay_rejoins_a_viewer_catches_up_on_what_it_missed(table, alice, bob, act):
-    """Redis was away and the other processes' broadcasts were lost: told `fanout.rejoined`, a viewer gets
-    the current version if it has an older one, and nothing if it is up to date."""
-    await in_a_thread(act, table, alice, "sit", seat=1)
-    viewer = TableConsumer()
-    viewer.table_id, viewer.user, viewer.json_format, viewer.sent_version = table.pk, alice, True, -1
-    received = []
-
-    async def send(text_data):
-        received.append(json.loads(text_data))
-
-    viewer.send = send
-    await viewer.dispatch(fanout.REJOINED)
-    version = await Table.objects.values_list("version", flat=True).aget(pk=table.pk)
-    assert [message["v"] for message in received] == [version]
-    await in_a_thread(act, table, bob, "sit", seat=2)  # its broadcast lost on the way
-    await viewer.dispatch(fanout.REJOINED)
-    await viewer.dispatch(fanout.REJOINED)
-    assert [message["v"] for message in received] == [version, version + 1]
-
-
-@pytest.mark.asyncio
-async def test_a_send_from_synchronous_code_inside_a_running_loop_still_reaches_the_other_processes(
-    monkeypatch,
-):
-    """No server loop registered, and the caller runs inside an event loop of its own (a tool driving the
-    services from asyncio; Playwright's loop in the browser tests), where `async_to_sync` refuses: the other
-    processes are told all the same."""
-    sent = []
-
-    async def publish_elsewhere(group, message):
-        sent.append((group, message))
-
-    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: object())  # any layer but the in-memory one
+async def test_without_a_server_loop_the_other_processes_still_get_the_notice(monkeypatch):
+    """No server loop here (a management command; a tool driving the services from asyncio, where
+    `async_to_sync` refuses): only the other processes are told, and only the version."""
+    layer = FakeLayer()
+    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)
     monkeypatch.setattr(broadcast, "_loop", None)
-    monkeypatch.setattr(fanout, "publish_elsewhere", publish_elsewhere)
-    broadcast.send("lobby", {"type": "lobby.changed"})  # synchronous, on this test's running loop
-    assert sent == [("lobby", {"type": "lobby.changed"})]
+    broadcast.table_changed(7, 3, lobby=True)  # synchronous, on this test's running loop
+    assert layer.sent == [
+        ("table-7", {"type": "table.changed", "table": 7, "v": 3}),
+        ("lobby", {"type": "lobby.changed"}),
+    ]
+
+
+@pytest.mark.asyncio
+async def test_a_notice_from_the_layer_is_only_a_reason_to_read(monkeypatch):
+    """What another process sends names a table and a version; anything else on it is ignored (a view part, a
+    forged state), as are its own notices coming back and messages it cannot read."""
+    loop = asyncio.get_running_loop()
+    registry = broadcast._Registry(loop)
+    relay = broadcast._Relay(registry, FakeLayer())
+    relay.channel = "relay.here"
+    told = []
+    monkeypatch.setattr(registry, "changed", lambda table_id, v, **flags: told.append((table_id, v, flags)))
+    relay._handle(
+        {"type": "table.changed", "table": 7, "v": 4, "shared": {"view": "forged"}, "from": "elsewhere"}
+    )
+    relay._handle({"type": "table.changed", "table": 7, "v": 5, "from": "relay.here"})  # its own
+    for bad in (
+        {"type": "table.changed", "table": "7", "v": 4},
+        {"type": "table.changed", "table": 7, "v": None},
+        {"type": "table.shared", "table": 7, "shared": {}},
+    ):
+        with pytest.raises(ValueError, match=r"table|notice"):
+            relay._handle(bad)
+    assert told == [(7, 4, {"lobby": False, "others": False})]
+
+
+@pytest.mark.asyncio
+async def test_an_emote_crosses_to_the_other_processes_and_is_checked_on_arrival(monkeypatch):
+    """An emote (`services.post_emote`) reaches the viewers here and is sent to the other processes; one that
+    arrives is shown only with a reaction from the list and the fields `post_emote` gives it."""
+    loop = asyncio.get_running_loop()
+    registry = broadcast._Registry(loop)
+    layer = FakeLayer()
+    registry.relay = relay = broadcast._Relay(registry, layer)
+    relay.channel = "relay.here"
+    monkeypatch.setattr(broadcast, "_registry", lambda loop: registry)
+    monkeypatch.setattr(broadcast, "_loop", loop)
+    viewer = Listener()
+    registry.groups[table_group(7)] = {viewer}
+    entry = {
+        "emote": "gg",
+        "text": "GG",
+        "from": "alice",
+        "display_name": "Alice",
+        "at": "2026-01-01T00:00:00Z",
+    }
+
+    broadcast.emote(7, entry)
+    assert await viewer.receive() == {"type": "table.emote", **entry}
+    await asyncio.sleep(0)
+    sent = {"type": "table.emote", "table": 7, "entry": entry, "from": "relay.here"}
+    assert layer.sent == [("table-7", sent)]
+
+    relay._handle({**sent, "from": "relay.elsewhere"})  # from another process
+    assert await viewer.receive() == {"type": "table.emote", **entry}
+    for bad in (
+        {**entry, "text": "<b>forged</b>"},
+        {**entry, "emote": "party"},
+        {**entry, "display_name": None},
+        "gg",
+    ):
+        with pytest.raises(ValueError, match="notice"):
+            relay._handle({"type": "table.emote", "table": 7, "entry": bad, "from": "relay.elsewhere"})
+    await viewer.nothing()
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis: set REDIS_URL=redis://...")
+@pytest.mark.asyncio
+@pytest.mark.django_db(transaction=True)
+async def test_between_processes_only_the_version_crosses_redis(table, alice, bob, act, settings):
+    """Two processes' registries on one Redis layer: the one whose actor commits shows its view part to its
+    own viewers; the other's viewer gets the version read from the database; Redis carries the table's id and
+    version only (no hole card, no seed)."""
+    from channels.layers import channel_layers
+
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "blackjack_site.channel_layer.RedisChannelLayer",
+            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "prefix": "views-test"},
+        }
+    }
+    channel_layers.backends.clear()
+    try:
+        await in_a_thread(act, table, alice, "sit", seat=1)
+        await in_a_thread(act, table, bob, "sit", seat=2)
+        loop = asyncio.get_running_loop()
+        here = await listening(table_group(table.pk))
+        elsewhere = broadcast._Registry(loop)  # another process's registry (a channel of its own)
+        theirs = Listener()
+        await elsewhere.join(table_group(table.pk), theirs)
+        sent = []
+        layer = get_channel_layer()
+        group_send = layer.group_send
+
+        async def recorded(group, message):
+            sent.append(message)
+            await group_send(group, message)
+
+        layer.group_send = recorded
+        version = await through_actor(table, alice, "bet", amount=10)
+        assert (await here.receive())["shared"] is actors.actor_for(table.pk).view
+        told = await theirs.receive()
+        assert told["type"] == "table.shared"
+        assert told["shared"].version == version
+        assert told["shared"] is not actors.actor_for(table.pk).view  # read from the database there
+        assert told["shared"].view_table == actors.actor_for(table.pk).view.view_table
+        assert [set(message) for message in sent] == [{"type", "table", "v", "from"}]
+        await here.nothing()
+    finally:
+        channel_layers.backends.clear()
+
+
+class FailingOnceLayer(FakeLayer):
+    """A layer whose first receive fails (Redis restarted), then waits for good; joins are recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.added: list[str] = []
+        self.failed = False
+
+    async def new_channel(self, prefix: str = "specific") -> str:
+        return f"{prefix}.here!"
+
+    async def group_add(self, group: str, channel: str) -> None:
+        self.added.append(group)
+
+    async def receive(self, channel: str) -> dict:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("Redis went away")
+        await asyncio.Event().wait()
+
+
+@pytest.mark.asyncio
+async def test_after_losing_the_layer_the_relay_joins_again_and_reads_every_table_it_shows(monkeypatch):
+    monkeypatch.setattr(broadcast, "RETRY_SECONDS", 0.01)
+    registry = broadcast._Registry(asyncio.get_running_loop())
+    layer = FailingOnceLayer()
+    registry.relay = broadcast._Relay(registry, layer)
+    viewer, lobby = Listener(), Listener()
+    read = []
+    monkeypatch.setattr(registry, "changed", lambda table_id, v, **flags: read.append((table_id, v)))
+    await registry.join("table-7", viewer)
+    await registry.join(LOBBY_GROUP, lobby)
+    assert await lobby.receive() == {"type": "lobby.changed"}  # notices may have been lost: catch up
+    assert sorted(layer.added) == sorted(["table-7", LOBBY_GROUP] * 2)
+    assert read == [(7, 0)]
+    registry.relay._task.cancel()

@@ -5,7 +5,6 @@ the order the cards came out in. Also the demo data command."""
 import pytest
 from django.core.management import call_command
 
-from tables import services
 from tables.engine.rules import PRESETS, RuleSet
 from tables.engine.shoe import combine_client_seeds, seed_hash, shuffled_shoe
 from tables.models import RulePreset, Seat, Shoe, Table, TableEvent
@@ -100,10 +99,3 @@ def test_seed_demo_is_idempotent():
     users = get_user_model().objects.filter(username__in=["alice", "bob"])
     assert users.count() == 2
     assert all(user.check_password("blackjack-demo") for user in users)
-
-
-def test_presence_of_anonymous_viewers_is_not_recorded(table):
-    from django.contrib.auth.models import AnonymousUser
-
-    services.note_presence(table_id=table.pk, user=AnonymousUser(), connected=True, channel_name="x")
-    assert Table.objects.get(pk=table.pk).version == 0

@@ -157,7 +157,8 @@ def test_the_last_decision_settles_pays_and_opens_the_ready_check():
     _, outcome = play_to_settlement()
     state = outcome.state
     assert state.phase == "settled"
-    assert state.deadline == NOW + timedelta(seconds=10)
+    # The ready check's 10 s start once the dealer's turn (the hole card; 17 stands) has been shown.
+    assert state.deadline == NOW + timedelta(seconds=10 + flow.DEALER_CARD_SECONDS)
     (payments,) = outcome.payments
     # Ann's 19 and Bob's 21 (16 and a five) beat the dealer's 17.
     assert payments.payments == [(1, 200, "payout", "seat 1"), (2, 100, "payout", "seat 2")]
@@ -236,14 +237,24 @@ def test_the_last_player_leaving_empties_the_table():
 
 def test_a_player_gone_past_the_grace_period_is_stood_up():
     state = seated(ANN)
-    gone = decide(state, flow.Disconnected(ANN.id)).state
+    gone = decide(state, flow.Present(frozenset())).state
     assert gone.seats[1].disconnected_at == NOW
     assert not decide(gone, flow.StandUpAbsent(), at=NOW + timedelta(seconds=29)).changed
     left = decide(gone, flow.StandUpAbsent(), at=NOW + timedelta(seconds=30)).state
     assert left.seats[1].player is None
     assert left.phase == "waiting"
-    back = decide(gone, flow.Connected(ANN.id)).state
+    back = decide(gone, flow.Present(frozenset({ANN.id}))).state
     assert back.seats[1].disconnected_at is None
+
+
+def test_presence_marks_the_players_without_a_socket_and_keeps_an_earlier_mark():
+    state = seated(ANN, BOB)
+    assert not decide(state, flow.Present(frozenset({ANN.id, BOB.id, 99}))).changed  # a spectator's too
+    gone = decide(state, flow.Present(frozenset({ANN.id}))).state
+    assert (gone.seats[1].disconnected_at, gone.seats[2].disconnected_at) == (None, NOW)
+    later = decide(gone, flow.Present(frozenset()), at=NOW + timedelta(seconds=10))
+    assert later.state.seats[2].disconnected_at == NOW  # his grace period runs from when he went
+    assert later.state.seats[1].disconnected_at == NOW + timedelta(seconds=10)
 
 
 @pytest.mark.parametrize("amount", [9, 501, "ten"])

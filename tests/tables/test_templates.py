@@ -326,7 +326,10 @@ def test_only_the_allowed_actions_are_enabled():
     controls = by_id(render_live(playing_view()), "controls")
     buttons = {node.attrs["value"]: node for node in controls.find_all("button", form="form-play")}
     enabled = {name for name, node in buttons.items() if "disabled" not in node.attrs}
-    assert enabled == {"hit", "stand", "double", "leave"}
+    assert enabled == {"hit", "stand", "double"}
+    leave = controls.find_all("button", form="form-leave")  # no seat: every seat of the player's
+    assert [node.attrs["id"] for node in leave] == ["play-leave"]
+    assert "disabled" not in leave[0].attrs
     assert {"split", "surrender"} <= set(buttons)
     assert buttons["hit"].attrs["data-key"] == "h"
     assert buttons["surrender"].attrs["aria-keyshortcuts"] == "R"
@@ -418,6 +421,11 @@ def test_empty_seats_offer_sit_only_to_who_may_sit():
     root = render_live(playing_view())
     sit = by_id(root, "seats").find_all("button", form="form-sit")
     assert [button.attrs["value"] for button in sit] == ["1", "3", "4", "6", "7"]
+    # The viewer holds a seat: the open ones offer another seat, they do not say "Sit".
+    assert all(button.attrs["aria-label"] == f"Take seat {button.attrs['value']} as well" for button in sit)
+    view = playing_view()
+    view["you"]["seats"] = []
+    sit = by_id(render_live(view), "seats").find_all("button", form="form-sit")
     assert all(button.attrs["aria-label"].startswith("Sit in seat") for button in sit)
 
     view = playing_view()

@@ -87,8 +87,10 @@ class ProtocolClient:
             self.pending.append(message)
 
     async def until_version(self, version: int, timeout: float = TIMEOUT) -> dict[str, Any]:
-        """Read until a state of at least `version` has arrived (JSON format); an error on the way fails."""
-        while self.state is None or self.state["v"] < version:
+        """Read until a state of at least `version` has arrived (JSON format); an error on the way fails. The
+        dealer frames of a settled round (phase `dealer`, paced by the server) are read through to its
+        settled state."""
+        while self.state is None or self.state["v"] < version or self.state["table"].get("phase") == "dealer":
             message = await self.receive(timeout)
             if message["type"] == "error":
                 raise AssertionError(f"{self.name}: unexpected error {message}")

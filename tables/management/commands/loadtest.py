@@ -1,11 +1,14 @@
 """`python manage.py loadtest --url http://127.0.0.1:8000 --tables T --players P --duration S [--think MS]
 [--json FILE]`
 
-Plays T private tables with P bots each against running server(s) over real websockets and the JSON protocol,
-then audits the ledger. The command must use the same database as the servers (same `DATABASE_URL`): it
-creates the accounts, their sessions and the tables there (see `tables.loadtest.fixtures`). Give `--url`
-several times (or comma-separated) to spread the players of every table over several server processes.
-Bots act as fast as the flow allows unless `--think` gives them a human pause before each action
+Plays T private tables with P bots each against running server(s) over real websockets, then audits the
+ledger. `--format html` makes the bots browser-format players: they open the socket the table page opens,
+read its HTML fragments and send its forms (`tables.loadtest.page`); `json`, the default, is the bots'
+protocol. On PostgreSQL the connections to the database are sampled while the run plays (`pg_stat_activity`,
+every half second) and their peak is printed. The command must use the same database as the servers (same
+`DATABASE_URL`): it creates the accounts, their sessions and the tables there (`tables.loadtest.fixtures`).
+Give `--url` several times (or comma-separated) to spread the players of every table over several server
+processes. Bots act as fast as the flow allows unless `--think` gives them a human pause before each action
 (`tables.loadtest.bot.ThinkTime`).
 Only loopback URLs are accepted, and the run is bounded: at most MAX_TABLES x MAX_PLAYERS bots for at most
 MAX_DURATION seconds.
@@ -19,11 +22,13 @@ import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
 from accounts.audit import audit_ledger
 from blackjack_site.serve import loop_factory, quiet_gc
+from tables.loadtest.connections import ConnectionSampler
 from tables.loadtest.fixtures import LoopbackOnly, check_loopback, close_tables, prepare
-from tables.loadtest.runner import ROUTES, RunConfig, run
+from tables.loadtest.runner import ROUTES, WIRES, RunConfig, run
 
 MAX_TABLES = 300
 MAX_PLAYERS = 7
@@ -82,6 +87,14 @@ class Command(BaseCommand):
             "(table, as a load balancer hashing the table's websocket path does)",
         )
         parser.add_argument("--drain", type=float, default=15.0, help="seconds to finish hands after the run")
+        parser.add_argument(
+            "--format",
+            dest="wire",
+            choices=sorted(WIRES),
+            default="json",
+            help="json (the default): the bots' JSON protocol; html: browser-format players, on the table "
+            "page's socket, acting from its fragments and sending its forms",
+        )
 
     def handle(self, *args, **options):
         tables, players, duration = options["tables"], options["players"], options["duration"]
@@ -116,14 +129,26 @@ class Command(BaseCommand):
             think_ms=think_ms,
             warmup=options["warmup"],
             stagger=options["stagger"],
+            wire=options["wire"],
         )
+        sampler = ConnectionSampler() if ConnectionSampler.available() else None
+        if sampler is not None:
+            sampler.start()
         quiet_gc()  # the bots' own pauses would be measured as the servers' latency
         try:
             recorder = asyncio.run(
                 run(config, fixture, progress=self.stderr.write), loop_factory=loop_factory()
             )
         finally:
+            connections = sampler.stop() if sampler is not None else None
             close_tables(fixture)
+        if connections is not None:
+            self.stderr.write(
+                f"PostgreSQL connections to {connection.settings_dict['NAME']} during the run: peak "
+                f"{connections['peak']}, median {connections['median']} ({connections['samples']} samples; "
+                "the servers' and this load client's)"
+                + (f"; sampling failed: {connections['error']}" if connections["error"] else "")
+            )
         audit = audit_ledger()
         result = {
             "run": run_id,
@@ -133,10 +158,12 @@ class Command(BaseCommand):
             "bots": tables * players,
             "mode": "eager" if options["eager"] else "ordered",
             "route": options["route"],
+            "format": options["wire"],
             "think_ms": think_ms,
             "warmup_s": options["warmup"],
             "stagger_s": options["stagger"],
             **recorder.summary(),
+            "postgres_connections": connections,
             "audit": {
                 "ok": audit.ok,
                 "wallets": audit.wallets,
