@@ -1,0 +1,14 @@
+from django import forms
+
+from durak.engine.rules import MAX_PLAYERS, MIN_PLAYERS
+from durak.models import MAX_STAKE, MAX_TURN_SECONDS, MIN_TURN_SECONDS, DurakTable
+
+
+class OpenDurakTableForm(forms.ModelForm):
+    seats = forms.IntegerField(min_value=MIN_PLAYERS, max_value=MAX_PLAYERS, initial=2)
+    stake = forms.IntegerField(min_value=0, max_value=MAX_STAKE, initial=0, help_text="0: a casual table.")
+    turn_seconds = forms.IntegerField(min_value=MIN_TURN_SECONDS, max_value=MAX_TURN_SECONDS, initial=30)
+
+    class Meta:
+        model = DurakTable
+        fields = ["name", "variant", "attack", "limit", "seats", "stake", "rated", "turn_seconds"]

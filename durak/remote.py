@@ -1,0 +1,79 @@
+"""Every command for a Durak table reaches its one owner (`live.route`, shared with blackjack): applied by the
+table's actor here when this process owns the table or nobody does (the actor then takes the lease), or
+forwarded over the channel layer to the owning process, whose answer (the new version, or the refusal's code
+and message, raised again here as `Refused`) ends the command exactly as a local one would.
+
+A command crosses as the player's checked message (`DurakConsumer.parse`: the action, its card and target,
+the version the player saw, the player's seed) with the player's id and name (`op` "act"), or as a player's
+socket opening or closing (`op` "presence": the reconnect grace); the owner makes the table
+command of it (`command_of`), so a new game's server seed is made by the process that keeps it, and never
+crosses the layer. A forwarded action carries the version its player saw, so an action the owner applied
+after its answer was lost is refused as `stale_version` when retried: applied once.
+"""
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+
+from durak import actor as durak_actor
+from durak.models import DurakTable
+from durak.table import Act, AddBot, Command, Leave, Presence, Ready, Refused, Sit, Start
+from live import route
+from live.actor import Run
+from tables.engine.shoe import new_server_seed
+
+#: The kind of the Durak commands on a process's channel.
+KIND = "durak"
+#: The engine's actions a player sends; the table's own are sit, leave, add_bot, ready and start.
+ENGINE_ACTIONS = ("attack", "beat", "transfer", "take", "done")
+
+
+def command_of(message: dict[str, Any], user_id: int, name: str) -> Command:
+    """The table command of a player's checked message (`DurakConsumer.parse`)."""
+    expected = message.get("v")
+    match message["action"]:
+        case "sit":
+            return Sit(user_id, name, expected=expected)
+        case "leave":
+            return Leave(user_id, expected=expected)
+        case "add_bot":
+            return AddBot(user_id, expected=expected)
+        case "ready" | "start":
+            return (Ready if message["action"] == "ready" else Start)(
+                user_id,
+                fresh_seed=new_server_seed(),
+                seed=message["seed"],
+                expected=expected,
+            )
+        case action if action in ENGINE_ACTIONS:
+            played = {"action": action, **{key: message[key] for key in ("card", "target") if key in message}}
+            return Act(user_id, played, expected=expected)
+    raise Refused("bad_message", f"Unknown action {message['action']!r}.")
+
+
+async def apply_here(body: dict[str, Any], *, user=None, run: Run | None = None) -> int | None:
+    """Apply a player's message through the table's actor in this process: the new version (None: nothing
+    changed). Raises `Refused`, `DurakTable.DoesNotExist`, or `OwnedElsewhere` from the actor's load."""
+    user_id = user.pk if user is not None else body["user"]
+    match body.get("op"):
+        case "act":
+            command = command_of(body["message"], user_id, body["name"])
+        case "presence":
+            command = Presence(user_id, bool(body["connected"]))
+        case op:
+            raise Refused("bad_message", f"Unknown Durak table command {op!r}.")
+    return await durak_actor.actor_for(body["table"]).tell(command, run=run or database_sync_to_async)
+
+
+route.serve(KIND, apply_here, refusal=Refused, gone=DurakTable.DoesNotExist)
+
+
+class DurakRoute(route.Route):
+    """The way to a Durak table's owner from one connection (`live.route.Route`)."""
+
+    kind = KIND
+    model = DurakTable
+    refusal = Refused
+
+    async def apply_here(self, body: dict[str, Any], *, user, run: Run):
+        return await apply_here(body, user=user, run=run)

@@ -1,0 +1,130 @@
+"""Opening a Durak table (the one write outside its actor: the table does not live yet) and the reads the
+pages share."""
+
+from django.db import transaction
+
+from durak import glicko
+from durak.engine.rules import VARIANTS
+from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
+from durak.table import Refused
+from tables import broadcast
+
+#: Open Durak tables one player (not staff) may have: one person cannot fill the lobby.
+MAX_OPEN_TABLES_PER_PLAYER = 3
+
+
+def open_table(
+    *,
+    user,
+    name: str,
+    variant: str,
+    attack: str,
+    limit: str,
+    seats: int,
+    stake: int,
+    rated: bool,
+    turn_seconds: int,
+) -> DurakTable:
+    """A new table with `seats` empty seats (the form and the model's constraints check the options)."""
+    mine = DurakTable.objects.filter(created_by=user).exclude(status=Status.CLOSED).count()
+    if not user.is_staff and mine >= MAX_OPEN_TABLES_PER_PLAYER:
+        raise Refused("too_many_tables", f"You have {mine} open Durak tables already.")
+    with transaction.atomic():
+        table = DurakTable.objects.create(
+            name=name,
+            variant=variant,
+            attack=attack,
+            limit=limit,
+            seats=seats,
+            stake=stake,
+            rated=rated,
+            turn_seconds=turn_seconds,
+            created_by=user,
+        )
+        DurakSeat.objects.bulk_create(DurakSeat(table=table, number=n) for n in range(seats))
+        broadcast.lobby_changed_on_commit()
+    return table
+
+
+#: The games the lobby can be filtered by (`?game=`).
+LOBBY_GAMES = ("blackjack", "durak")
+
+
+def lobby_game(value: str | None) -> str | None:
+    """The game a lobby query asks for (`?game=blackjack|durak`); None (every game) otherwise."""
+    return value if value in LOBBY_GAMES else None
+
+
+def lobby_rows() -> list[dict]:
+    """The open Durak tables for the lobby: game, variant, stake, seats taken, phase."""
+    tables = DurakTable.objects.exclude(status=Status.CLOSED).order_by("-created_at")[:50]
+    taken: dict[int, int] = {}
+    for table_id in (
+        DurakSeat.objects.filter(table__in=tables)
+        .exclude(user=None, is_bot=False)
+        .values_list("table_id", flat=True)
+    ):
+        taken[table_id] = taken.get(table_id, 0) + 1
+    return [
+        {
+            "id": t.pk,
+            "name": t.name,
+            "variant": t.get_variant_display(),
+            "attack": t.get_attack_display(),
+            "stake": t.stake,
+            "rated": t.rated,
+            "seats": t.seats,
+            "taken": taken.get(t.pk, 0),
+            "status": t.get_status_display(),
+            "status_code": t.status,
+        }
+        for t in tables
+    ]
+
+
+def leaderboard(variant: str, limit: int = 50) -> list[DurakRating]:
+    """The best rated players of `variant` (one of `VARIANTS`), with their record in it."""
+    if variant not in VARIANTS:
+        raise ValueError(f"not a Durak variant: {variant!r}")
+    rows = DurakRating.objects.filter(variant=variant, games__gt=0, user__suspended=False)
+    return list(rows.select_related("user").order_by("-rating", "pk")[:limit])
+
+
+def finished_games(user, limit: int = 50) -> list[DurakGame]:
+    """The finished games `user` played, newest first."""
+    return list(
+        user.durak_games.filter(finished=True).select_related("table").order_by("-finished_at")[:limit]
+    )
+
+
+def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> None:
+    """Glicko-2 update, in `variant`, of every player of a finished game (bots are fixed opponents:
+    `glicko.BOT`); in the caller's transaction."""
+    humans = [user for user in players if user is not None]
+    if not humans:
+        return
+    for user_id in humans:
+        DurakRating.objects.get_or_create(user_id=user_id, variant=variant)
+    rows = {
+        row.user_id: row
+        for row in DurakRating.objects.select_for_update().filter(user_id__in=humans, variant=variant)
+    }
+    before = {
+        seat: glicko.Rating(rows[user].rating, rows[user].deviation, rows[user].volatility)
+        if user is not None
+        else glicko.BOT
+        for seat, user in enumerate(players)
+    }
+    for seat, results in glicko.game_results(len(players), fool).items():
+        user_id = players[seat]
+        if user_id is None:
+            continue
+        new = glicko.update(before[seat], [(before[other], score) for other, score in results])
+        row = rows[user_id]
+        row.rating, row.deviation, row.volatility = new.rating, new.deviation, new.volatility
+        row.games += 1
+        row.fools += seat == fool
+        row.draws += fool is None
+        row.streak = 0 if seat == fool else row.streak + 1
+        row.best_streak = max(row.best_streak, row.streak)
+        row.save()

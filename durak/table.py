@@ -1,0 +1,519 @@
+"""A live Durak table's flow, pure (no Django, no I/O, no clock): the table in memory and what each command
+does to it.
+
+`decide(table, command, now)` returns an `Outcome` (the new table, the engine action to log, the game started,
+the chips to settle) or raises `Refused` (a code and a message), leaving the table as it was: tables are
+values. The actor (`durak.actor`) persists an outcome and swaps the new table in after the commit.
+
+The waiting room: players sit and leave between games, any seated player adds bots to empty seats, and each
+player says `Ready`. The game starts when every seated player is ready (bots always are) and at least two
+seats are taken, or when the table's opener says `Start` once at least two seats are ready (the opener
+counts as ready): the ready seats play, an unready player sits this game out. The playing seats are moved to
+the front first, in their order (seat n is the engine's player n), so a game of k players is the engine's
+k-player game whatever the number of seats. The match (passports, who leads) goes on while the same players
+play; another line-up starts a new one.
+
+Nobody can stall a game. Whoever must move next (`to_act`) has a turn deadline: `turn_seconds` for a
+player, `bot_seconds` for a bot or an away player. When a player's passes, the table moves for them
+(`timeout_action`): an attacker is done, a defender takes, and a lead that is due (a bout cannot be skipped)
+is the bot's cheapest card. A player whose socket went (`Presence`) has `GRACE_SECONDS` to come back; then, or
+at once if they leave, they are `away`: the bot plays their seat to the game's end, and they settle (stake,
+rating) as the seat does, so an absent player left holding cards loses as the fool. The table's `deadline`
+(the actor's one timer) is the earliest of the turn deadline and the graces; `Expire` is keyed on the version.
+A table that no player holds a seat at between games closes (it leaves the lobby).
+
+Chips (stake > 0): each player antes the stake into the pot at the deal (bots play without chips). At the
+end, a draw, a bot fool, or a fool with no other player at the table refunds every stake; otherwise the fool's
+stake is shared by the players who went out: stake // k each, the remainder one chip each to the first out.
+"""
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from durak import bot
+from durak.engine import (
+    DurakRules,
+    EngineError,
+    GameState,
+    Match,
+    apply,
+    new_match,
+    record_game,
+    shuffled_deck,
+    start_game,
+)
+from durak.engine.game import ACTIONS, legal_actions
+from tables.engine.shoe import combine_client_seeds, seed_hash
+
+#: Table commands besides the engine's actions.
+TABLE_ACTIONS = ("sit", "leave", "add_bot", "ready", "start")
+WAITING, PLAYING, CLOSED = "waiting", "playing", "closed"
+#: How long a player whose connection went keeps their seat in a game before the bot takes it over.
+GRACE_SECONDS = 30
+
+
+class Refused(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    number: int
+    user_id: int | None = None
+    name: str = ""
+    is_bot: bool = False
+    away: bool = False
+    #: Ready for the next game (bots always are).
+    ready: bool = False
+    #: The seed the player gave with their ready (or start): the next game's deck mixes every playing seat's.
+    seed: str = ""
+    #: Since when the player has had no connection (None: connected, or never seen).
+    gone: datetime | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.user_id is None and not self.is_bot
+
+    @property
+    def is_ready(self) -> bool:
+        return self.is_bot or (self.user_id is not None and self.ready)
+
+    @property
+    def robot(self) -> bool:
+        """Whether the bot moves for this seat (a bot's seat, or an away player's)."""
+        return self.is_bot or self.away
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    number: int
+    players: tuple[int | None, ...]
+    state: GameState
+    first_version: int
+    server_seed: str
+    server_seed_hash: str
+    client_seed: str
+    stake: int
+    rated: bool
+    #: The match at the deal.
+    match: Match
+    payouts: tuple[int, ...] = ()
+    id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    id: int
+    name: str
+    variant: str
+    attack: str
+    limit: str
+    seats: tuple[Seat, ...]
+    stake: int
+    rated: bool
+    turn_seconds: int
+    status: str = WAITING
+    version: int = 0
+    #: The actor's timer: the earliest of `turn_deadline` and the graces of players gone during a game.
+    deadline: datetime | None = None
+    #: When the seat `to_act` is moved for.
+    turn_deadline: datetime | None = None
+    #: The user who opened the table: they may start a game once two seats are ready.
+    opener: int | None = None
+    game: Game | None = None
+    #: The match (passports, fools); None before the first game. A match that is over starts anew.
+    match: Match | None = None
+    games_played: int = 0
+    #: The server seed of the next game, committed before anyone gives a seed for it: its hash is in every
+    #: view, the seed itself only once that game is over (the deal can't be chosen after the players' seeds).
+    next_server_seed: str = ""
+
+    def rules(self, players: int) -> DurakRules:
+        return DurakRules(players=players, variant=self.variant, attack=self.attack, limit=self.limit)
+
+    def in_game(self, seat: Seat) -> bool:
+        """Whether `seat` plays the game in play (the playing seats are the first ones)."""
+        return self.status == PLAYING and self.game is not None and seat.number < len(self.game.players)
+
+    def seat_of(self, user_id: int | None) -> Seat | None:
+        return next((seat for seat in self.seats if user_id is not None and seat.user_id == user_id), None)
+
+    def to_act(self) -> int | None:
+        """The seat whose move the table waits for (None: no game in play)."""
+        if self.status != PLAYING or self.game is None:
+            return None
+        return bot.actor(self.game.state)
+
+
+# --- commands ---
+
+
+@dataclass(frozen=True, slots=True)
+class Sit:
+    user_id: int
+    name: str
+    expected: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    user_id: int
+    expected: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AddBot:
+    user_id: int
+    expected: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """The player is ready for the next game, with their own seed; if this makes every seated player ready,
+    the game is dealt from the table's committed server seed and the playing seats' seeds, and `fresh_seed`
+    (drawn by the server with the command) becomes the committed seed of the game after it."""
+
+    user_id: int
+    fresh_seed: str
+    seed: str
+    expected: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """The player's connection to the table came (`connected`) or went."""
+
+    user_id: int
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Start(Ready):
+    """The table's opener starts the game with the seats ready now (the opener among them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    user_id: int
+    action: dict
+    expected: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Expire:
+    version: int
+
+
+Command = Sit | Leave | AddBot | Ready | Start | Act | Presence | Expire
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """The engine action that made the new version, for the action log."""
+
+    seat: int
+    action: dict
+    by_bot: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    table: Table
+    logged: Logged | None = None
+    started: bool = False
+    #: The game ended with this command: the pot is paid out (`Game.payouts`) and the players rated.
+    settled: bool = False
+    seats_changed: bool = False
+
+
+def decide(
+    table: Table,
+    command: Command,
+    now: datetime,
+    *,
+    bot_seconds: float = 1.0,
+    grace_seconds: float = GRACE_SECONDS,
+) -> Outcome | None:
+    """The outcome of `command`, None if it changes nothing (an expiry of an older version or before its
+    time, a presence that changes nothing); raises Refused. A command carrying the version its sender saw
+    (`expected`) is refused on any other: a resent command is applied once."""
+    expected = getattr(command, "expected", None)
+    if expected is not None and expected != table.version:
+        raise Refused("stale_version", "The table has moved on since you looked; here is its state now.")
+    if table.status == CLOSED and not isinstance(command, Expire | Presence):
+        raise Refused("table_closed", "This table is closed.")
+    match command:
+        case Sit():
+            outcome = _sit(table, command)
+        case Leave():
+            outcome = _leave(table, command)
+        case AddBot():
+            outcome = _add_bot(table, command)
+        case Start():  # before Ready, which it extends
+            outcome = _start(table, command)
+        case Ready():
+            outcome = _ready(table, command)
+        case Act():
+            outcome = _act(table, command)
+        case Presence():
+            outcome = _presence(table, command, now)
+        case Expire():
+            outcome = _expire(table, command, now, grace_seconds)
+        case _:
+            raise Refused("bad_message", "Unknown command.")
+    if outcome is None:
+        return None
+    new = replace(outcome.table, version=table.version + 1)
+    moved = outcome.logged is not None or outcome.started
+    return replace(outcome, table=_with_deadlines(table, new, now, moved, bot_seconds, grace_seconds))
+
+
+def _with_deadlines(
+    old: Table, new: Table, now: datetime, moved: bool, bot_seconds: float, grace_seconds: float
+) -> Table:
+    """`new` with its turn deadline (kept while the same seat still has the same move to make) and the
+    actor's timer: the earliest of it and the graces of players gone during the game."""
+    seat = new.to_act()
+    if seat is None:
+        turn = None
+    elif not moved and old.to_act() == seat and old.seats[seat].robot == new.seats[seat].robot:
+        turn = old.turn_deadline
+    else:
+        seconds = bot_seconds if new.seats[seat].robot else new.turn_seconds
+        turn = now + timedelta(seconds=seconds)
+    graces = [_grace_end(s, grace_seconds) for s in new.seats if _in_grace(new, s)]
+    times = [t for t in (turn, *graces) if t is not None]
+    return replace(new, turn_deadline=turn, deadline=min(times) if times else None)
+
+
+def _in_grace(table: Table, seat: Seat) -> bool:
+    return seat.gone is not None and not seat.away and table.in_game(seat)
+
+
+def _grace_end(seat: Seat, grace_seconds: float) -> datetime:
+    return seat.gone + timedelta(seconds=grace_seconds)
+
+
+def lobby_row_changed(before: Table, after: Table) -> bool:
+    """Whether the lobby's row of the table (its status, the seats taken) differs between the two."""
+    return before.status != after.status or sum(not s.empty for s in before.seats) != sum(
+        not s.empty for s in after.seats
+    )
+
+
+def _with_seat(table: Table, seat: Seat) -> Table:
+    return replace(table, seats=tuple(seat if s.number == seat.number else s for s in table.seats))
+
+
+def _sit(table: Table, command: Sit) -> Outcome:
+    if table.seat_of(command.user_id) is not None:
+        raise Refused("already_seated", "You already hold a seat here.")
+    free = next((seat for seat in table.seats if seat.empty), None)
+    if free is None:
+        raise Refused("table_full", "Every seat is taken.")
+    seat = replace(free, user_id=command.user_id, name=command.name)
+    return Outcome(_with_seat(table, seat), seats_changed=True)
+
+
+def _leave(table: Table, command: Leave) -> Outcome:
+    seat = table.seat_of(command.user_id)
+    if seat is None:
+        raise Refused("not_seated", "You hold no seat here.")
+    if table.in_game(seat):
+        if seat.away:
+            raise Refused("already_away", "You have left; the bot plays your seat until the game ends.")
+        return Outcome(_with_seat(table, replace(seat, away=True)), seats_changed=True)
+    return Outcome(_closed_if_empty(_with_seat(table, Seat(seat.number))), seats_changed=True)
+
+
+def _closed_if_empty(table: Table) -> Table:
+    """A table between games that no player holds a seat at closes (its bots leave): it leaves the lobby."""
+    if table.status != WAITING or any(seat.user_id is not None for seat in table.seats):
+        return table
+    return replace(table, status=CLOSED, seats=tuple(Seat(seat.number) for seat in table.seats))
+
+
+def _add_bot(table: Table, command: AddBot) -> Outcome:
+    if table.seat_of(command.user_id) is None:
+        raise Refused("not_seated", "Sit down first to add a bot.")
+    if table.status != WAITING:
+        raise Refused("game_in_play", "Bots join between games.")
+    free = next((seat for seat in table.seats if seat.empty), None)
+    if free is None:
+        raise Refused("table_full", "Every seat is taken.")
+    return Outcome(
+        _with_seat(table, replace(free, is_bot=True, name=f"Bot {free.number + 1}")), seats_changed=True
+    )
+
+
+def _ready(table: Table, command: Ready) -> Outcome:
+    seat = table.seat_of(command.user_id)
+    if seat is None:
+        raise Refused("not_seated", "Sit down first.")
+    if table.status != WAITING:
+        raise Refused("game_in_play", "A game is in play: get ready when it ends.")
+    if seat.ready:
+        raise Refused("already_ready", "You are ready; the game starts when everyone is.")
+    table = _with_seat(table, replace(seat, ready=True, seed=command.seed))
+    taken = [s for s in table.seats if not s.empty]
+    if len(taken) >= 2 and all(s.is_ready for s in taken):
+        return replace(_deal(table, command), seats_changed=True)
+    return Outcome(table, seats_changed=True)
+
+
+def _start(table: Table, command: Start) -> Outcome:
+    seat = table.seat_of(command.user_id)
+    if seat is None:
+        raise Refused("not_seated", "Only a seated player can start the game.")
+    if table.status != WAITING:
+        raise Refused("game_in_play", "A game is in play already.")
+    if command.user_id != table.opener:
+        raise Refused("not_opener", "The game starts when every player is ready (or the opener starts it).")
+    table = _with_seat(table, replace(seat, ready=True, seed=command.seed))
+    if sum(s.is_ready for s in table.seats) < 2:
+        raise Refused("not_enough_ready", "A game needs two ready seats: add a bot or wait for a player.")
+    return replace(_deal(table, command), seats_changed=True)
+
+
+def _deal(table: Table, command: Ready) -> Outcome:
+    """The ready seats play: moved to the front in their order, then the seated players sitting out, then
+    the empty seats. The deck comes from the command's server seed and every playing player's seed (bots
+    give none)."""
+    playing = [s for s in table.seats if s.is_ready]
+    order = playing + [s for s in table.seats if not s.is_ready and not s.empty]
+    order += [s for s in table.seats if s.empty]
+    seats = tuple(replace(s, number=n) for n, s in enumerate(order))
+    table = replace(table, seats=seats)
+    players = tuple(s.user_id for s in playing)
+    client_seed = combine_client_seeds([s.seed for s in playing if s.user_id is not None and not s.is_bot])
+    server_seed = table.next_server_seed
+    deck = shuffled_deck(server_seed=server_seed, client_seed=client_seed)
+    same_players = table.game is not None and table.game.players == players
+    match = table.match
+    if match is None or match.over or not same_players or match.rules.players != len(players):
+        match = new_match(table.rules(len(players)))
+    state = start_game(match, deck)
+    game = Game(
+        number=table.games_played + 1,
+        players=players,
+        state=state,
+        first_version=table.version + 1,
+        server_seed=server_seed,
+        server_seed_hash=seed_hash(server_seed),
+        client_seed=client_seed,
+        stake=table.stake,
+        rated=table.rated,
+        match=match,
+    )
+    started = replace(
+        table,
+        status=PLAYING,
+        game=game,
+        games_played=game.number,
+        match=match,
+        next_server_seed=command.fresh_seed,
+    )
+    return Outcome(started, started=True)
+
+
+def _act(table: Table, command: Act) -> Outcome:
+    seat = table.seat_of(command.user_id)
+    if seat is None:
+        raise Refused("not_seated", "Only a seated player can play.")
+    if table.status != PLAYING or table.game is None:
+        raise Refused("no_game", "No game is in play; start one.")
+    if not table.in_game(seat):
+        raise Refused("not_in_game", "You sit this game out; get ready for the next one.")
+    if seat.away:
+        raise Refused("away", "You left this game: the bot plays your seat until it ends.")
+    action = command.action
+    if not isinstance(action, dict) or action.get("action") not in ACTIONS:
+        raise Refused("bad_message", f"An action is one of {', '.join(ACTIONS)}.")
+    action = {**action, "player": seat.number}
+    back = seat.gone is not None
+    table = _with_seat(table, replace(seat, gone=None)) if back else table
+    return _played(table, seat.number, action, by_bot=False, seats_changed=back)
+
+
+def _presence(table: Table, command: Presence, now: datetime) -> Outcome | None:
+    """A player's connection came or went: the grace starts or ends (None: no change, e.g. a spectator, a
+    second tab, or an away player, who stays away for the rest of the game)."""
+    seat = table.seat_of(command.user_id)
+    if seat is None or seat.away:
+        return None
+    gone = None if command.connected else (seat.gone or now)
+    if gone == seat.gone:
+        return None
+    return Outcome(_with_seat(table, replace(seat, gone=gone)), seats_changed=True)
+
+
+def _expire(table: Table, command: Expire, now: datetime, grace_seconds: float) -> Outcome | None:
+    """The timer of `command.version` rang: players whose grace is over go away (the bot takes their seat),
+    and if the turn deadline passed the table moves for the seat to act."""
+    if command.version != table.version:
+        return None
+    seats = tuple(
+        replace(s, away=True) if _in_grace(table, s) and _grace_end(s, grace_seconds) <= now else s
+        for s in table.seats
+    )
+    changed = seats != table.seats
+    after = replace(table, seats=seats)
+    seat = table.to_act()
+    if seat is not None and table.turn_deadline is not None and table.turn_deadline <= now:
+        robot = table.seats[seat].robot
+        action = bot.choose(table.game.state, seat) if robot else timeout_action(table.game.state, seat)
+        return _played(after, seat, action, by_bot=True, seats_changed=changed)
+    return Outcome(after, seats_changed=True) if changed else None
+
+
+def timeout_action(state: GameState, seat: int) -> dict:
+    """What the table does for a player whose turn time ran out: a defender takes, an attacker is done; a
+    lead cannot be skipped, so it is the bot's (the cheapest card)."""
+    kinds = {option["action"] for option in legal_actions(state, seat)}
+    if "take" in kinds:
+        return {"action": "take", "player": seat}
+    if "done" in kinds:
+        return {"action": "done", "player": seat}
+    return bot.choose(state, seat)
+
+
+def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_changed: bool) -> Outcome:
+    try:
+        state = apply(table.game.state, action)
+    except EngineError as error:
+        raise Refused(error.code, error.message) from None
+    game = replace(table.game, state=state)
+    logged = Logged(seat, action, by_bot)
+    if not state.finished:
+        return Outcome(replace(table, game=game), logged=logged, seats_changed=seats_changed)
+    game = replace(game, payouts=settle(game))
+    seats = tuple(
+        Seat(seat.number) if seat.away else replace(seat, ready=False, seed="", gone=None)
+        for seat in table.seats
+    )
+    ended = replace(table, game=game, status=WAITING, match=record_game(game.match, state), seats=seats)
+    ended = _closed_if_empty(ended)
+    changed = seats_changed or ended.seats != table.seats
+    return Outcome(ended, logged=logged, settled=True, seats_changed=changed)
+
+
+def settle(game: Game) -> tuple[int, ...]:
+    """Per seat, the chips its player gets back from the pot at the end (the module's docstring has the rule).
+    The sum is the pot: every player's stake."""
+    players, stake, state = game.players, game.stake, game.state
+    humans = [seat for seat, user in enumerate(players) if user is not None]
+    payouts = [0] * len(players)
+    if stake == 0:
+        return tuple(payouts)
+    fool = state.fool
+    winners = [seat for seat in state.out if seat in humans and seat != fool]
+    if fool is None or players[fool] is None or not winners:
+        for seat in humans:
+            payouts[seat] = stake
+        return tuple(payouts)
+    share, remainder = divmod(stake, len(winners))
+    for index, seat in enumerate(winners):
+        payouts[seat] = stake + share + (1 if index < remainder else 0)
+    return tuple(payouts)

@@ -1,0 +1,89 @@
+"""Template helpers of the Durak pages: labels and the JSON each button sends. No rules here: what may be
+played comes from the engine's `allowed` list in the view."""
+
+import json
+
+from django import template
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from durak.engine import RANKS, SUITS
+from tables.templatetags.table_ui import card_face
+
+register = template.Library()
+
+
+def _short(card: str) -> str:
+    face = card_face(card)
+    return f"{face['rank']}{face['suit']}"
+
+
+@register.filter
+def action_label(action: dict) -> str:
+    name = action["action"]
+    if name == "attack":
+        return f"Play {_short(action['card'])}"
+    if name == "beat":
+        return f"Beat {_short(action['target'])} with {_short(action['card'])}"
+    if name == "transfer":
+        return f"Transfer with {_short(action['card'])}"
+    return {"take": "Take", "done": "Done"}.get(name, name)
+
+
+@register.filter
+def action_json(action: dict) -> str:
+    """The message a button sends for this engine action (the server fills in the seat)."""
+    return json.dumps({key: value for key, value in action.items() if key != "player"})
+
+
+@register.filter
+def card_moves(game: dict) -> list[dict]:
+    """The viewer's hand (by suit, trumps last, each suit by rank), each card with the one action it plays
+    when clicked (None: no single action; the buttons below the hand list every choice)."""
+    allowed = game.get("allowed") or []
+    trump_suit = game["trump"][1]
+    hand = sorted(
+        game.get("hand") or [], key=lambda c: (c[1] == trump_suit, SUITS.index(c[1]), RANKS.index(c[0]))
+    )
+    moves = []
+    for card in hand:
+        plays = [action for action in allowed if action.get("card") == card]
+        moves.append({"card": card, "action": plays[0] if len(plays) == 1 else None, "playable": bool(plays)})
+    return moves
+
+
+@register.filter
+def choices(game: dict) -> list[dict]:
+    """The actions shown as buttons: take and done, and every move of a card that has more than one."""
+    allowed = game.get("allowed") or []
+    per_card: dict[str, int] = {}
+    for action in allowed:
+        if "card" in action:
+            per_card[action["card"]] = per_card.get(action["card"], 0) + 1
+    return [action for action in allowed if "card" not in action or per_card[action["card"]] > 1]
+
+
+@register.filter
+def seconds_left(deadline: str | None) -> int:
+    moment = parse_datetime(deadline) if deadline else None
+    if moment is None:
+        return 0
+    return max(0, round((moment - timezone.now()).total_seconds()))
+
+
+@register.filter
+def seat_name(view: dict, seat) -> str:
+    if seat is None:
+        return ""
+    return view["seats"][seat]["name"]
+
+
+@register.filter
+def index(values, position):
+    return values[position]
+
+
+@register.filter
+def words(value: str) -> str:
+    """An option's name as words: "all_sides" -> "all sides"."""
+    return str(value).replace("_", " ")

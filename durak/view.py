@@ -1,0 +1,77 @@
+"""What one viewer may see of a live Durak table, built from the table in memory (pure).
+
+The game part is the engine's `view_for` for the viewer's seat (a spectator's: no hand), so a player never
+receives another's hand or the talon's order. The server seed is shown only once the game is over.
+"""
+
+from typing import Any
+
+from durak.engine import view_for
+from durak.table import Table
+from tables.engine.shoe import seed_hash
+
+
+def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
+    mine = table.seat_of(user_id)
+    seat = mine.number if mine is not None else None
+    game = table.game
+    counts = [len(hand) for hand in game.state.hands] if game is not None else []
+    view: dict[str, Any] = {
+        "type": "state",
+        "v": table.version,
+        "table": {
+            "id": table.id,
+            "name": table.name,
+            "variant": table.variant,
+            "attack": table.attack,
+            "limit": table.limit,
+            "seats": len(table.seats),
+            "free": sum(s.empty for s in table.seats),
+            "stake": table.stake,
+            "rated": table.rated,
+            "turn_seconds": table.turn_seconds,
+            "status": table.status,
+            # The next game's server seed is committed before anyone gives a seed for it.
+            "next_seed_hash": seed_hash(table.next_server_seed),
+        },
+        "seats": [
+            {
+                "seat": s.number,
+                "name": s.name,
+                "empty": s.empty,
+                "bot": s.is_bot,
+                "away": s.away,
+                "ready": s.is_ready,
+                "gone": s.gone is not None,
+                "playing": table.in_game(s),
+                "you": s.number == seat,
+                "cards": counts[s.number] if s.number < len(counts) else None,
+            }
+            for s in table.seats
+        ],
+        "you": {
+            "seat": seat,
+            "away": mine.away if mine is not None else False,
+            "ready": mine.is_ready if mine is not None else False,
+            "opener": user_id is not None and user_id == table.opener,
+        },
+        "to_act": table.to_act(),
+        "match": table.match.to_dict() if table.match is not None else None,
+        "deadline": table.turn_deadline.isoformat() if table.turn_deadline is not None else None,
+        "game": None,
+    }
+    if game is not None:
+        # Only the player the game dealt this seat to sees its hand (not who sat there after the game).
+        playing = seat is not None and seat < len(game.players) and game.players[seat] == user_id
+        player = seat if playing else None
+        view["game"] = {
+            **view_for(game.state, player),
+            "id": game.id,
+            "number": game.number,
+            "seed_hash": game.server_seed_hash,
+            "client_seed": game.client_seed,
+            "server_seed": game.server_seed if game.state.finished else None,
+            "pot": game.stake * sum(user is not None for user in game.players),
+            "payouts": list(game.payouts),
+        }
+    return view

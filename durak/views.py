@@ -1,0 +1,106 @@
+"""Durak pages: open a table, the table (its live part rendered by the partial the consumer sends), the
+leaderboard, a player's finished games and a game's replay from its action log."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+
+from durak import exports, services
+from durak.actor import load
+from durak.engine import Match, shuffled_deck, start_game, view_for
+from durak.engine.game import apply
+from durak.engine.rules import VARIANTS
+from durak.forms import OpenDurakTableForm
+from durak.models import DurakGame, DurakTable
+from durak.table import Refused
+from durak.view import table_view
+
+
+@login_required
+def open_table(request):
+    form = OpenDurakTableForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = services.open_table(user=request.user, **form.cleaned_data)
+        except Refused as refusal:
+            form.add_error(None, refusal.message)
+        else:
+            return redirect("durak_table", table_id=created.pk)
+    return render(request, "durak/open_table.html", {"form": form})
+
+
+def table(request, table_id: int):
+    try:
+        loaded = load(table_id)
+    except DurakTable.DoesNotExist:
+        raise Http404("No such Durak table.") from None
+    user_id = request.user.pk if request.user.is_authenticated else None
+    context = {"view": table_view(loaded, user_id), "ws_url": f"/ws/durak/{table_id}/"}
+    return render(request, "durak/table.html", context)
+
+
+def leaderboard(request):
+    """One variant's leaderboard (`?variant=`, Podkidnoy by default): rating, games, fool rate, streaks."""
+    variant = request.GET.get("variant") or VARIANTS[0]
+    if variant not in VARIANTS:
+        raise Http404("No such Durak variant.")
+    context = {
+        "ratings": services.leaderboard(variant),
+        "variant": variant,
+        "variants": [(name, name.capitalize()) for name in VARIANTS],
+    }
+    return render(request, "durak/leaderboard.html", context)
+
+
+@login_required
+def history(request):
+    return render(request, "durak/history.html", {"games": services.finished_games(request.user)})
+
+
+@login_required
+def history_export(request, fmt: str):
+    """Every finished game of the player, as CSV or JSON, with its seeds (the history page shows the last
+    50)."""
+    if fmt not in ("csv", "json"):
+        raise Http404("Export as CSV or JSON.")
+    games = (
+        request.user.durak_games.filter(finished=True)
+        .select_related("table")
+        .order_by("-finished_at")
+        .iterator(chunk_size=500)
+    )
+    if fmt == "csv":
+        body = exports.csv_lines(games, request.user.pk)
+        response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
+    else:
+        body = exports.json_chunks(games, user=request.user)
+        response = StreamingHttpResponse(body, content_type="application/json")
+    stamp = timezone.now().strftime("%Y%m%d")
+    filename = f"durak-history-{request.user.username}-{stamp}.{fmt}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+def replay(request, game_id: int):
+    """A finished game step by step, rebuilt by the engine from its seeds and action log, as the requesting
+    player saw it (their own hand; the others' counts)."""
+    game = get_object_or_404(DurakGame.objects.select_related("table"), pk=game_id, finished=True)
+    if request.user.pk not in game.players:
+        raise Http404("You did not play this game.")
+    seat = game.players.index(request.user.pk)
+    deck = shuffled_deck(server_seed=game.server_seed, client_seed=game.client_seed, nonce=game.nonce)
+    state = start_game(Match.from_dict(game.match), deck)
+    steps = [{"action": None, "view": view_for(state, seat)}]
+    for row in game.actions.order_by("version"):
+        state = apply(state, row.action)
+        steps.append({"action": row.action, "by_bot": row.by_bot, "view": view_for(state, seat)})
+    context = {
+        "game": game,
+        "seat": seat,
+        "steps": steps,
+        "deck": deck,
+        "matches": state.to_dict() == game.state,
+    }
+    return render(request, "durak/replay.html", context)

@@ -1,0 +1,108 @@
+"""Fixtures of the live Durak table tests: players, a table, and a short way to tell its actor a command."""
+
+import pytest
+from django.test import override_settings
+
+from accounts.models import Wallet
+from durak import actor as durak_actor
+from durak import services
+from durak.models import DurakTable
+from durak.table import Act, AddBot, Ready, Sit, Start
+
+SERVER_SEED = "ab" * 32
+
+
+@pytest.fixture(autouse=True)
+def _no_durak_actors_kept():
+    durak_actor.forget_actors()
+    with override_settings(DURAK_TIMERS=False, DURAK_BOT_SECONDS=0.0):
+        yield
+    durak_actor.forget_actors()
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str, **extra):
+        return django_user_model.objects.create_user(username=username, password="Durak-tests-1", **extra)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice", display_name="Alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob", display_name="Bob")
+
+
+@pytest.fixture
+def balance():
+    def chips(user) -> int:
+        return Wallet.objects.values_list("balance", flat=True).get(user=user)
+
+    return chips
+
+
+@pytest.fixture
+def open_durak(alice):
+    def make(**options):
+        fields = {
+            "name": "Durak test",
+            "variant": "podkidnoy",
+            "attack": "all_sides",
+            "limit": "six",
+            "seats": 2,
+            "stake": 0,
+            "rated": True,
+            "turn_seconds": 30,
+            **options,
+        }
+        table = services.open_table(user=alice, **fields)
+        # The first deal's server seed is fixed, as the commands' next ones are: the games replay alike.
+        DurakTable.objects.filter(pk=table.pk).update(next_server_seed=SERVER_SEED)
+        table.refresh_from_db()
+        return table
+
+    return make
+
+
+def start_command(user, seed: str = SERVER_SEED, client: str = "c" * 64) -> Start:
+    return Start(user.pk, fresh_seed=seed, seed=client)
+
+
+def ready_command(user, seed: str = SERVER_SEED, client: str = "c" * 64) -> Ready:
+    return Ready(user.pk, fresh_seed=seed, seed=client)
+
+
+def seat_and_start(table, *players, bots: int = 0):
+    """Seat `players`, add `bots` bots; every player but the first (the opener) is ready, the opener starts;
+    returns the actor."""
+    actor = durak_actor.actor_for(table.pk)
+    for user in players:
+        actor.handle(Sit(user.pk, user.public_name))
+    for _ in range(bots):
+        actor.handle(AddBot(players[0].pk))
+    for user in players[1:]:
+        actor.handle(ready_command(user))
+    actor.handle(start_command(players[0]))
+    return actor
+
+
+def play_out(actor, users: dict[int, object]) -> None:
+    """Play the game to its end: each seat's move is its bot's choice, sent as the player's action (humans)
+    or as the expiry of the version (bots)."""
+    from durak import bot
+    from durak.table import Expire
+
+    while actor.table.status == "playing":
+        table = actor.table
+        seat = table.to_act()
+        user = users.get(seat)
+        if user is None:
+            actor.handle(Expire(table.version), now=table.deadline)
+        else:
+            action = bot.choose(table.game.state, seat)
+            actor.handle(Act(user.pk, {k: v for k, v in action.items() if k != "player"}))

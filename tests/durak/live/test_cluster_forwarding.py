@@ -1,0 +1,182 @@
+"""Every command for a Durak table reaches its one owner (`durak.remote`, `live.route`): the in-memory layer.
+
+Two "processes" in one test, as in tests/tables/test_forwarding.py: the test's own, where the player's socket
+is, and a fake owner, a second receiver under another name that the table row names as the lease holder. A
+command on the non-owner crosses the channel layer to the owner's receiver, which applies it through the
+table's actor; its refusals come back as refusals, and an owner that does not answer gives `unavailable`.
+"""
+
+import contextlib
+from datetime import timedelta
+
+import pytest
+import pytest_asyncio
+from channels.db import database_sync_to_async
+from django.test import override_settings
+from django.utils import timezone
+
+from durak import actor as durak_actor
+from durak import remote
+from durak.models import DurakTable
+from live import forward, process
+from live import lease as lease_module
+from tests.tables.wsclient import CommunicatorClient, session_cookie
+
+OWNER = "live.test-durak-owner"
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+async def db(function, *args, **kwargs):
+    return await database_sync_to_async(function)(*args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _no_timers():
+    with override_settings(DURAK_TIMERS=False):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _actors_here_act_for_the_fake_owner(monkeypatch):
+    """The fake owner's actors are this process's: while the row names OWNER, they take the lease as OWNER."""
+    acquire = lease_module.acquire
+
+    def acquire_as_holder(model, key, *, now, me=None):
+        holder = model.objects.values_list("owner", flat=True).filter(pk=key).first()
+        return acquire(model, key, now=now, me=OWNER if holder == OWNER else me)
+
+    monkeypatch.setattr(lease_module, "acquire", acquire_as_holder)
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def owner_log(monkeypatch):
+    """Every command the receivers handled, in order; the receivers stop after the test."""
+    handled: list[dict] = []
+    apply = forward._handlers[remote.KIND]
+
+    async def logged(body):
+        handled.append(body)
+        return await apply(body)
+
+    monkeypatch.setitem(forward._handlers, remote.KIND, logged)
+    yield handled
+    for name in (OWNER, None):
+        await forward.stop(name)
+
+
+@pytest_asyncio.fixture
+async def connect():
+    clients = []
+
+    async def open_client(table, user):
+        cookie = await db(session_cookie, user)
+        client = CommunicatorClient(user.username, f"/ws/durak/{table.pk}/?format=json", cookie=cookie)
+        assert await client.connect()
+        clients.append(client)
+        await client.receive()
+        return client
+
+    yield open_client
+    for client in clients:
+        with contextlib.suppress(Exception):
+            await client.close()
+
+
+def lease(table, owner: str, *, seconds: float = 3600) -> None:
+    DurakTable.objects.filter(pk=table.pk).update(
+        owner=owner, epoch=1, lease_until=timezone.now() + timedelta(seconds=seconds)
+    )
+
+
+def lease_of(table) -> tuple[str, int, int]:
+    return DurakTable.objects.values_list("owner", "epoch", "version").get(pk=table.pk)
+
+
+async def test_commands_on_a_non_owner_are_applied_by_the_owner(open_durak, alice, bob, connect, owner_log):
+    table = await db(open_durak, seats=3)
+    await db(lease, table, OWNER)
+    forward.listen(OWNER)
+    player = await connect(table, alice)
+    watcher = await connect(table, bob)
+    assert player.version == 0
+    assert owner_log == []  # watching reads the table; only commands go to the owner
+
+    await player.act("sit")
+    sat = await player.until_version(1)
+    assert sat["seats"][0]["name"] == "Alice"
+    await watcher.until_version(1)  # the owner's announcement reaches every viewer
+    assert [(body["op"], body["message"]["action"], body["user"]) for body in owner_log] == [
+        ("act", "sit", alice.pk)
+    ]
+    assert await db(lease_of, table) == (OWNER, 1, 1)  # applied by the owner's actor, under its lease
+
+    # A refusal keeps its code and changes nothing.
+    await player.send({"action": "sit", "v": 1})
+    assert (await player.error())["code"] == "already_seated"
+    # A stale action is refused as stale, and the fresh state follows.
+    await player.send({"action": "leave", "v": 0})
+    assert (await player.error())["code"] == "stale_version"
+    assert (await player.next_of("state"))["v"] == 1
+    # A bad frame is refused here, without crossing.
+    await player.send({"action": "fly"})
+    assert (await player.error())["code"] == "bad_message"
+    assert len(owner_log) == 3
+    assert (await db(lease_of, table))[2] == 1
+
+    await player.act("add_bot")
+    await player.until_version(2)
+    await watcher.until_version(2)
+    await watcher.act("sit")
+    await watcher.until_version(3)
+    await player.until_version(3)
+    await player.act("start")
+    started = await player.until_version(4)
+    assert started["table"]["status"] == "playing"
+    assert len(started["game"]["hand"]) == 6
+    assert await db(lambda: durak_actor.load(table.pk).game.server_seed)  # made and kept by the owner
+
+
+async def test_a_lost_owner_gives_unavailable_and_the_table_is_then_taken_over(
+    open_durak, alice, connect, monkeypatch
+):
+    monkeypatch.setattr(forward, "REPLY_SECONDS", 0.3)
+    table = await db(open_durak)
+    await db(lease, table, "live.gone")  # a process that died holding the lease: nothing receives for it
+    player = await connect(table, alice)
+    frame = {"action": "sit", "v": 0}
+    await player.send(frame)
+    refused = await player.error()
+    assert refused["code"] == "unavailable"
+    assert "retry" in refused["message"].lower()
+    assert await db(lease_of, table) == ("live.gone", 1, 0)
+
+    # The lease runs out: the next command finds no owner, and this process's actor takes the table over.
+    await db(lambda: DurakTable.objects.filter(pk=table.pk).update(lease_until=timezone.now()))
+    await player.send(frame)
+    await player.until_version(1)
+    assert await db(lease_of, table) == (process.name(), 2, 1)
+    assert durak_actor._actors[table.pk].epoch == 2
+
+
+async def test_a_free_table_is_owned_by_the_process_its_first_viewer_connects_to(open_durak, alice, connect):
+    table = await db(open_durak)
+    await connect(table, alice)
+    assert (await db(lease_of, table))[:2] == (process.name(), 1)
+    assert durak_actor._actors[table.pk].epoch == 1
+
+
+async def test_a_forwarded_command_for_a_table_that_is_gone_is_answered_as_gone(open_durak, alice):
+    table = await db(open_durak)
+    await db(DurakTable.objects.filter(pk=table.pk).delete)
+    answer = await forward._handlers[remote.KIND](
+        {
+            "table": table.pk,
+            "op": "act",
+            "message": {"action": "sit", "v": None},
+            "user": alice.pk,
+            "name": "A",
+        }
+    )
+    assert answer == {"gone": True}
+    assert table.pk not in durak_actor._actors

@@ -1,0 +1,305 @@
+"""The pure table flow (`durak.table.decide`), no database: the waiting room's ready check, turn timers
+and the reconnect grace, with `now` injected."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from durak.bot import actor as bot_to_act
+from durak.engine import legal_actions, shuffled_deck, start_game
+from durak.table import (
+    CLOSED,
+    PLAYING,
+    WAITING,
+    Act,
+    AddBot,
+    Expire,
+    Leave,
+    Presence,
+    Ready,
+    Refused,
+    Seat,
+    Sit,
+    Start,
+    Table,
+    decide,
+    timeout_action,
+)
+from tables.engine.shoe import combine_client_seeds
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+ALICE, BOB, CAROL = 1, 2, 3
+SEEDS = {"fresh_seed": "ab" * 32, "seed": "c" * 64}
+COMMITTED = "cd" * 32  # the table's next server seed when it opens
+
+
+def new_table(seats: int = 3, **options) -> Table:
+    fields = {
+        "id": 1,
+        "name": "t",
+        "variant": "podkidnoy",
+        "attack": "all_sides",
+        "limit": "six",
+        "seats": tuple(Seat(n) for n in range(seats)),
+        "stake": 0,
+        "rated": True,
+        "turn_seconds": 20,
+        "opener": ALICE,
+        "next_server_seed": COMMITTED,
+        **options,
+    }
+    return Table(**fields)
+
+
+def run(table: Table, *commands, now: datetime = T0) -> Table:
+    for command in commands:
+        outcome = decide(table, command, now, bot_seconds=1.0, grace_seconds=30)
+        assert outcome is not None, command
+        table = outcome.table
+    return table
+
+
+def ready(user_id: int) -> Ready:
+    return Ready(user_id, **SEEDS)
+
+
+def start(user_id: int) -> Start:
+    return Start(user_id, **SEEDS)
+
+
+def two_players(**options) -> Table:
+    """Alice and Bob playing a 2-player game at a 3-seat table (started by both being ready)."""
+    return run(new_table(**options), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), ready(ALICE), ready(BOB))
+
+
+def refused(table: Table, command, code: str, now: datetime = T0) -> None:
+    with pytest.raises(Refused) as caught:
+        decide(table, command, now)
+    assert caught.value.code == code
+
+
+# --- the waiting room ---
+
+
+def test_the_game_starts_when_every_seated_player_is_ready_with_a_seat_left_empty():
+    table = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), ready(ALICE))
+    assert table.status == WAITING
+    assert table.seats[0].ready
+    table = run(table, ready(BOB))
+    assert table.status == PLAYING
+    assert table.game.players == (ALICE, BOB)
+    assert table.game.state.rules.players == 2  # the empty third seat does not play
+    assert table.seats[2].empty
+    assert not table.in_game(table.seats[2])
+
+
+def test_a_player_alone_with_no_one_else_does_not_start_by_being_ready():
+    table = run(new_table(), Sit(ALICE, "Alice"), ready(ALICE))
+    assert table.status == WAITING
+
+
+def test_the_opener_starts_once_two_seats_are_ready_and_the_unready_player_sits_out():
+    table = run(new_table(seats=4), Sit(BOB, "Bob"), Sit(ALICE, "Alice"), Sit(CAROL, "Carol"))
+    refused(table, start(ALICE), "not_enough_ready")  # only the opener would be ready
+    table = run(table, ready(CAROL))
+    refused(table, start(BOB), "not_opener")
+    table = run(table, start(ALICE))
+    assert table.status == PLAYING
+    # The playing seats move to the front in their order; Bob, not ready, sits out after them.
+    assert [s.user_id for s in table.seats] == [ALICE, CAROL, BOB, None]
+    assert table.game.players == (ALICE, CAROL)
+    bob_seat = table.seat_of(BOB)
+    assert not table.in_game(bob_seat)
+    refused(table, Act(BOB, {"action": "take"}), "not_in_game")
+    # Bob leaving frees his seat at once (he is not in the game), the game goes on.
+    after = run(table, Leave(BOB))
+    assert after.seat_of(BOB) is None
+    assert after.status == PLAYING
+
+
+def test_bots_are_always_ready_and_the_opener_starts_with_one():
+    table = run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), Sit(BOB, "Bob"))
+    table = run(table, start(ALICE))
+    assert table.game.players == (ALICE, None)
+    assert [s.user_id for s in table.seats] == [ALICE, None, BOB]
+    assert table.seats[1].is_bot
+
+
+def test_the_deck_is_the_committed_server_seed_and_every_playing_players_seed():
+    table = run(new_table(seats=4), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), Sit(CAROL, "Carol"), AddBot(ALICE))
+    assert table.next_server_seed == COMMITTED  # before anyone gives a seed (its hash is in every view)
+    fresh = "ef" * 32
+    table = run(table, Ready(BOB, fresh, seed="bob's"), Start(ALICE, fresh, seed="alice's"))
+    # Carol, not ready, sits out: her seat gave no seed; the bot gives none.
+    mixed = combine_client_seeds(["alice's", "bob's"])
+    assert (table.game.server_seed, table.game.client_seed) == (COMMITTED, mixed)
+    dealt = start_game(table.game.match, shuffled_deck(server_seed=COMMITTED, client_seed=mixed))
+    assert table.game.state.hands == dealt.hands
+    assert table.next_server_seed == fresh  # the seed drawn with the deal is the next game's commitment
+    other = run(new_table(seats=4), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), Sit(CAROL, "Carol"), AddBot(ALICE))
+    other = run(other, Ready(BOB, fresh, seed="bob's"), Start(ALICE, fresh, seed="another"))
+    assert other.game.state.hands != table.game.state.hands  # each player's seed changes the deal
+    ended = _play_to_the_end(table)
+    assert {seat.seed for seat in ended.seats} == {""}  # the next game asks for seeds again
+    again = run(ended, Ready(BOB, "01" * 32, seed="b2"), Start(ALICE, "01" * 32, seed="a2"))
+    assert again.game.server_seed == fresh
+
+
+def test_readiness_is_checked_again_between_games_and_players_leave_between_games():
+    table = two_players()
+    table = _play_to_the_end(table)
+    assert table.status == WAITING
+    assert not any(seat.ready for seat in table.seats)
+    table = run(table, Leave(BOB))
+    assert table.seat_of(BOB) is None
+    assert table.status == WAITING
+    table = run(table, Sit(CAROL, "Carol"), ready(CAROL), ready(ALICE))
+    assert table.status == PLAYING
+    assert set(table.game.players) == {ALICE, CAROL}
+    assert table.game.number == 2
+
+
+def test_a_player_sits_down_during_a_game_and_plays_the_next():
+    table = run(two_players(), Sit(CAROL, "Carol"))
+    assert not table.in_game(table.seat_of(CAROL))
+    refused(table, ready(CAROL), "game_in_play")
+    table = _play_to_the_end(table)
+    table = run(table, ready(ALICE), ready(BOB), ready(CAROL))
+    assert table.game.state.rules.players == 3
+
+
+def test_the_match_goes_on_with_the_same_players_and_restarts_with_others():
+    table = _play_to_the_end(two_players())
+    table = run(table, ready(ALICE), ready(BOB))
+    assert len(table.game.match.fools) == 1  # the same players: the match goes on
+    table = run(_play_to_the_end(table), Sit(CAROL, "Carol"), ready(ALICE), ready(BOB), ready(CAROL))
+    assert table.game.match.fools == ()  # another line-up: a new match
+
+
+def test_ready_refusals_change_nothing():
+    table = run(new_table(), Sit(ALICE, "Alice"), ready(ALICE))
+    refused(table, ready(ALICE), "already_ready")
+    refused(table, ready(BOB), "not_seated")
+    refused(two_players(), ready(ALICE), "game_in_play")
+
+
+# --- turn timers ---
+
+
+def test_the_turn_deadline_is_the_player_s_turn_time_and_a_bot_s_is_short():
+    table = two_players()
+    assert table.turn_deadline == T0 + timedelta(seconds=20)
+    assert table.deadline == table.turn_deadline
+    bots = run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), start(ALICE))
+    if bot_to_act(bots.game.state) == 1:
+        assert bots.turn_deadline == T0 + timedelta(seconds=1)
+
+
+def test_an_expiry_before_its_time_or_of_another_version_changes_nothing():
+    table = two_players()
+    assert decide(table, Expire(table.version), T0 + timedelta(seconds=19)) is None
+    assert decide(table, Expire(table.version - 1), T0 + timedelta(seconds=60)) is None
+
+
+def test_a_leader_who_times_out_leads_the_cheapest_card():
+    table = two_players()
+    leader = table.to_act()
+    outcome = decide(table, Expire(table.version), T0 + timedelta(seconds=20))
+    assert outcome.logged.seat == leader
+    assert outcome.logged.action["action"] == "attack"
+    assert outcome.logged.by_bot
+
+
+def test_a_defender_who_times_out_takes_and_an_attacker_who_times_out_is_done():
+    table = two_players()
+    leader = table.to_act()
+    card = legal_actions(table.game.state, leader)[0]["card"]
+    table = run(table, Act(table.seats[leader].user_id, {"action": "attack", "card": card}))
+    defender = table.to_act()
+    assert defender != leader
+    later = T0 + timedelta(seconds=25)
+    outcome = decide(table, Expire(table.version), later)
+    assert outcome.logged.action == {"action": "take", "player": defender}
+    table = outcome.table
+    assert table.to_act() == leader  # may throw in, or be done
+    assert table.turn_deadline == later + timedelta(seconds=20)
+    outcome = decide(table, Expire(table.version), later + timedelta(seconds=20))
+    assert outcome.logged.action == {"action": "done", "player": leader}
+
+
+def test_timeout_action_prefers_take_then_done():
+    table = two_players()
+    state = table.game.state
+    leader = bot_to_act(state)
+    assert timeout_action(state, leader)["action"] == "attack"
+
+
+# --- the reconnect grace ---
+
+
+def test_a_player_who_returns_within_the_grace_keeps_the_seat():
+    table = two_players()
+    table = run(table, Presence(BOB, False), now=T0 + timedelta(seconds=5))
+    bob = table.seat_of(BOB)
+    assert bob.gone == T0 + timedelta(seconds=5)
+    assert not bob.away
+    assert table.deadline == min(table.turn_deadline, T0 + timedelta(seconds=35))
+    assert table.turn_deadline == T0 + timedelta(seconds=20)  # a presence does not reset the turn time
+    table = run(table, Presence(BOB, True), now=T0 + timedelta(seconds=30))
+    assert table.seat_of(BOB).gone is None
+    assert decide(table, Presence(BOB, True), T0) is None  # a second tab: nothing changes
+
+
+def test_after_the_grace_the_bot_plays_the_seat_for_the_rest_of_the_game():
+    table = two_players(turn_seconds=300)
+    table = run(table, Presence(BOB, False), now=T0)
+    assert table.deadline == T0 + timedelta(seconds=30)
+    outcome = decide(table, Expire(table.version), T0 + timedelta(seconds=30), bot_seconds=1.0)
+    table = outcome.table
+    assert outcome.seats_changed
+    assert table.seat_of(BOB).away
+    if table.to_act() == table.seat_of(BOB).number:
+        assert table.turn_deadline == T0 + timedelta(seconds=31)  # the bot's short time from now
+    # Coming back does not end it: the bot plays to the game's end.
+    assert decide(table, Presence(BOB, True), T0) is None
+    refused(table, Act(BOB, {"action": "take"}), "away")
+    table = _play_to_the_end(table)
+    assert table.seat_of(BOB) is None  # his seat is free after the game
+    assert table.game.players == (ALICE, BOB)  # he still settles as the seat did
+
+
+def test_a_player_who_leaves_mid_game_is_away_at_once():
+    table = run(two_players(), Leave(BOB))
+    assert table.seat_of(BOB).away
+    refused(table, Leave(BOB), "already_away")
+
+
+def test_a_spectator_s_presence_changes_nothing():
+    assert decide(two_players(), Presence(CAROL, False), T0) is None
+
+
+def test_the_grace_of_a_player_not_in_the_game_does_not_run():
+    table = run(two_players(), Sit(CAROL, "Carol"), Presence(CAROL, False))
+    assert table.seat_of(CAROL).gone is not None
+    assert table.deadline == table.turn_deadline
+
+
+def test_a_closed_table_ignores_presence():
+    table = run(new_table(), Sit(ALICE, "Alice"), Leave(ALICE))
+    assert table.status == CLOSED
+    assert decide(table, Presence(ALICE, False), T0) is None
+
+
+def _play_to_the_end(table: Table) -> Table:
+    """Every turn times out (players take or are done, bots and away seats move) until the game ends."""
+    now = T0
+    while table.status == PLAYING:
+        now = max(now, table.deadline)
+        table = decide(table, Expire(table.version), now).table
+    return table
+
+
+def test_timeouts_alone_finish_a_game():
+    table = _play_to_the_end(two_players())
+    assert table.game.state.finished
+    assert table.status == WAITING
