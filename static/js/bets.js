@@ -2,8 +2,9 @@
  * The bet box of the table page. The server renders the box and decides every bet; this file only fills the
  * amount: the first chip of a betting window replaces the amount shown (the last bet or the minimum), later
  * chips add; Undo takes the last chip back; Rebet and 2x rebet bet the last amount again (or twice it); with
- * auto-rebet on, the last amount is bet by itself when a new betting window opens. The last bet and the
- * auto-rebet choice are remembered in this browser (localStorage), per table.
+ * auto-rebet on, the last amount is bet by itself when a new betting window opens. The last bet is remembered
+ * in this browser (localStorage), per table; the auto-rebet choice with the other preferences
+ * (preferences.js).
  */
 (function () {
   'use strict';
@@ -125,9 +126,9 @@
 
   var auto = document.getElementById('auto-rebet');
   if (auto) {
-    auto.checked = stored(AUTO_REBET_KEY) === '1';
+    auto.checked = window.tablePreferences.get('auto_rebet', AUTO_REBET_KEY);
     auto.addEventListener('change', function () {
-      store(AUTO_REBET_KEY, auto.checked ? '1' : '0');
+      window.tablePreferences.set('auto_rebet', AUTO_REBET_KEY, auto.checked);
       onUpdate();
     });
   }

@@ -1,7 +1,8 @@
 /*
  * Sounds of the table, made here with WebAudio oscillators (no audio files): a tick when cards are dealt, two
  * rising notes when the turn comes to the player, a rising chord for a won round and a falling one for a lost
- * round. Off until the player turns them on with the Sound button; the choice is remembered in this browser.
+ * round (once the dealer's reveal is over). Off until the player turns them on with the Sound button; the
+ * choice is remembered (preferences.js).
  * On phones that can, the player's turn also vibrates (sound on or off).
  */
 (function () {
@@ -10,8 +11,7 @@
   var SOUND_KEY = 'table.sound';
   var toggle = document.getElementById('sound-toggle');
   var audio = null;
-  var on = false;
-  try { on = window.localStorage.getItem(SOUND_KEY) === '1'; } catch (error) { on = false; }
+  var on = window.tablePreferences ? window.tablePreferences.get('sound', SOUND_KEY) : false;
 
   function show() {
     if (!toggle) { return; }
@@ -57,7 +57,7 @@
     show();
     toggle.addEventListener('click', function () {
       on = !on;
-      try { window.localStorage.setItem(SOUND_KEY, on ? '1' : '0'); } catch (error) { /* not remembered */ }
+      if (window.tablePreferences) { window.tablePreferences.set('sound', SOUND_KEY, on); }
       show();
       if (on) { context(); }
     });
@@ -77,6 +77,10 @@
       if (navigator.vibrate) { navigator.vibrate(150); }
     }
     myTurn = turn;
+  });
+
+  // table.js says when the result shows (the settled round's banner, after the dealer's frames).
+  document.addEventListener('table:result', function () {
     var banner = document.getElementById('round-banner');
     if (banner && banner.dataset.round !== shownOutcome) {
       var tone = banner.dataset.tone;

@@ -4,9 +4,9 @@
  * keyboard shortcuts onto the buttons the server enabled, fills the bet input from chip buttons, keeps the
  * chat scrolled and the keyboard focus in place across live updates, brings the player's hand into view when
  * their turn comes, clears a refusal after a while, says why a seat the player did not leave was freed, asks
- * before a click the server marked with `data-confirm`, animates only the cards an update dealt, keeps the bet
- * box's limits those the server last sent, remembers the hint checkbox, opens the strategy chart, copies the
- * invite link, and draws the seed a player sits down with. The bet box's chips and rebets are in bets.js,
+ * before a click the server marked with `data-confirm`, animates only the cards an update dealt (the
+ * server paces the dealer's turn: each of its frames turns or deals one card), keeps the bet box's limits those the server last sent, remembers the hint checkbox, opens the strategy chart, copies the
+ * invite link, shows quick reactions at their sender's seats, and draws the seed a player sits down with. The bet box's chips and rebets are in bets.js,
  * sound and vibration in table-sound.js.
  */
 (function () {
@@ -87,6 +87,7 @@
   // --- dealt cards: an update re-renders every card; only those that were not on the felt before animate ---
 
   var cardsBefore = null;
+  var FACE_DOWN = 'Face-down card';  // a hidden card's label (tables.templatetags.table_ui.card_face)
 
   // Each card by its place (dealer or seat, hand, position) -> what it shows; a face-down card turned over
   // counts as dealt.
@@ -108,11 +109,46 @@
     Object.keys(now).forEach(function (key) {
       var before = cardsBefore && cardsBefore[key];
       if (before && before.label === now[key].label) { return; }
-      now[key].element.classList.add('is-dealt');
+      // The server paces the dealer's turn (a `dealer` frame per card): the hole card turns over in place.
+      now[key].element.classList.add(before && before.label === FACE_DOWN ? 'is-flipped' : 'is-dealt');
       dealt += 1;
     });
     cardsBefore = null;
     if (dealt) { document.dispatchEvent(new CustomEvent('table:dealt', { detail: { cards: dealt } })); }
+  }
+
+  // --- quick reactions: each new line of #emote-log shows for a while at its sender's seats (drawn again
+  // after every update, which replaces the seats); the log keeps the last few ---
+
+  var EMOTE_MS = 4000;
+  var EMOTES_KEPT = 8;
+  var bubbles = {};  // sender's username -> {text, until}
+
+  function drawBubbles() {
+    var now = Date.now();
+    document.querySelectorAll('#seats .emote-bubble').forEach(function (bubble) { bubble.remove(); });
+    document.querySelectorAll('#seats [data-player]').forEach(function (seat) {
+      var shown = bubbles[seat.dataset.player];
+      if (!shown || shown.until <= now) { return; }
+      var bubble = document.createElement('span');
+      bubble.className = 'emote-bubble';
+      bubble.setAttribute('role', 'status');
+      bubble.textContent = shown.text;
+      seat.appendChild(bubble);
+    });
+  }
+
+  function noticeEmotes() {
+    var log = document.getElementById('emote-log');
+    if (!log) { return; }
+    log.querySelectorAll('.emote-line:not(.is-seen)').forEach(function (line) {
+      line.classList.add('is-seen');
+      line.dataset.until = String(Date.now() + EMOTE_MS);
+      bubbles[line.dataset.from] = { text: line.dataset.text, until: Number(line.dataset.until) };
+      window.setTimeout(drawBubbles, EMOTE_MS + 50);
+    });
+    [].slice.call(log.children, EMOTES_KEPT).forEach(function (line) { line.remove(); });
+    drawBubbles();
   }
 
   // --- staff may change the limits between rounds: the bet box (kept across updates) and the header follow ---
@@ -240,18 +276,22 @@
 
   document.addEventListener('click', function (event) {
     if (!event.target.closest) { return; }
-    if (event.target.closest('#play-leave')) { leaving = true; }
+    if (event.target.closest('#play-leave, .leave-seat')) { leaving = true; }
     if (event.target.closest('#seat-notice-ok')) { document.getElementById('seat-notice').hidden = true; }
   });
 
   document.addEventListener('htmx:wsAfterMessage', function () {
     if (cardsBefore) { markDealtCards(); }
+    if (document.getElementById('round-banner')) {
+      document.dispatchEvent(new CustomEvent('table:result'));
+    }
     syncLimits();
     startCountdown();
     scrollChat();
     showMyTurn();
     clearFlashSoon();
     noticeLostSeats();
+    noticeEmotes();
     if (!focusedId || (document.activeElement && document.activeElement !== document.body)) { return; }
     var again = document.getElementById(focusedId);
     if (again && !again.disabled && !again.closest('[hidden], .is-hidden')) {
@@ -301,15 +341,13 @@
     }
   });
 
-  // --- remembered choices (this browser): the hint checkbox ---
+  // --- remembered choices (preferences.js: on the account, or in this browser): the hint checkbox ---
 
-  function remember(id, key) {
+  function remember(id, name, key) {
     var box = document.getElementById(id);
-    if (!box) { return; }
-    try { box.checked = window.localStorage.getItem(key) === '1'; } catch (error) { return; }
-    box.addEventListener('change', function () {
-      try { window.localStorage.setItem(key, box.checked ? '1' : '0'); } catch (error) { /* private mode */ }
-    });
+    if (!box || !window.tablePreferences) { return; }
+    box.checked = window.tablePreferences.get(name, key);
+    box.addEventListener('change', function () { window.tablePreferences.set(name, key, box.checked); });
   }
 
   // --- the strategy chart (a dialog, filled by htmx on first opening) and the invite link's copy button ---
@@ -345,7 +383,7 @@
   }
 
   fillSeed();
-  remember('hint-toggle', 'table.hint');
+  remember('hint-toggle', 'hint', 'table.hint');
   syncLimits();
   startCountdown();
   scrollChat();

@@ -4,12 +4,13 @@
 //   stream   = HMAC-SHA256(key = seed bytes, message = UTF-8 "<client_seed>:<nonce>:<counter>"), counter 0, 1, ...
 //              each 32-byte block read as eight big-endian unsigned 32-bit integers
 //   shuffle  = Fisher-Yates from the last card down, j uniform in 0..i by rejection (x < 2^32 - 2^32 mod (i+1))
-//   order    = decks x (ranks A23456789TJQK, each in suits s h d c), before shuffling
+//   order    = decks x (ranks A23456789TJQK, each in suits s h d c), before shuffling; a Durak deck
+//              (data-deck="durak", durak/engine/deck.py) is one deck of ranks 6789TJQKA, each in suits s h d c
 //   run out  = a round starting at card S that needs more cards than the shoe has goes on with cards 0..S-1,
 //              shuffled the same way with the messages "<client_seed>:<nonce>:discards:<S>:<counter>"
 (function () {
   "use strict";
-  const RANKS = "A23456789TJQK";
+  const RANKS = { standard: "A23456789TJQK", durak: "6789TJQKA" };
   const SUITS = "shdc";
   const encoder = new TextEncoder();
 
@@ -24,9 +25,9 @@
     return Array.from(new Uint8Array(buffer), function (b) { return b.toString(16).padStart(2, "0"); }).join("");
   }
 
-  function newDeckOrder(decks) {
+  function newDeckOrder(decks, kind) {
     const deck = [];
-    for (const rank of RANKS) for (const suit of SUITS) deck.push(rank + suit);
+    for (const rank of RANKS[kind]) for (const suit of SUITS) deck.push(rank + suit);
     let cards = [];
     for (let d = 0; d < decks; d++) cards = cards.concat(deck);
     return cards;
@@ -72,7 +73,7 @@
   async function verify(params) {
     const hash = await seedHash(params.serverSeed);
     const key = await hmacKey(params.serverSeed);
-    const order = await shuffle(key, params.clientSeed + ":" + params.nonce, newDeckOrder(params.decks));
+    const order = await shuffle(key, params.clientSeed + ":" + params.nonce, newDeckOrder(params.decks, params.deck));
     let cards = order;
     if (params.start > 0 && params.start + params.dealt.length > order.length) {
       // The round ran out of cards: the discards (the shoe before the round's first card) were reshuffled.
@@ -106,15 +107,16 @@
     } else {
       output.append(line("SHA-256 of the server seed: " + result.hash));
     }
+    const unit = result.params.deck === "durak" ? "game" : "round";
     if (result.dealt.length === 0) {
       output.append(line("The shoe, " + result.order.length + " cards in dealing order: " + result.order.join(" ")));
     } else if (result.cardsOk) {
-      output.append(line("All " + result.dealt.length + " cards of the round are the shoe's cards, in order: " +
+      output.append(line("All " + result.dealt.length + " cards of the " + unit + " are the shoe's cards, in order: " +
         result.expected.join(" ") + (result.reshuffled ? " (the shoe ran out: its discards were reshuffled)." :
           "."), true));
     } else {
       pass = false;
-      output.append(line("Card " + (result.mismatch + 1) + " of the round is " + result.dealt[result.mismatch] +
+      output.append(line("Card " + (result.mismatch + 1) + " of the " + unit + " is " + result.dealt[result.mismatch] +
         " but the shoe has " + (result.expected[result.mismatch] || "no card") + " there.", false));
     }
     output.dataset.verdict = pass ? "pass" : "fail";
@@ -125,6 +127,7 @@
       serverSeed: data.serverSeed.trim(),
       clientSeed: data.clientSeed,
       decks: parseInt(data.decks, 10),
+      deck: data.deck === "durak" ? "durak" : "standard",
       nonce: parseInt(data.nonce || "0", 10),
       seedHash: (data.seedHash || "").trim().toLowerCase(),
       start: parseInt(data.start || "0", 10),

@@ -9,7 +9,6 @@ from django.contrib.auth.models import Group
 
 from tables import broadcast
 from tests.tables.conftest import (  # noqa: F401  (fixtures)
-    _fast_password_hashing,
     act,
     alice,
     at,
@@ -60,7 +59,14 @@ def manager_client(client, manager):
 
 @pytest.fixture
 def sent(monkeypatch):
-    """Every broadcast sent (group, message), in order."""
+    """Every notice sent (group, message), in order."""
     messages = []
-    monkeypatch.setattr(broadcast, "send", lambda group, message: messages.append((group, message)))
+
+    def record(work, notice, lobby=False):
+        if notice is not None:
+            messages.append((broadcast.table_group(notice["table"]), notice))
+        if lobby:
+            messages.append((broadcast.LOBBY_GROUP, {"type": "lobby.changed"}))
+
+    monkeypatch.setattr(broadcast, "_on_loop", record)
     return messages

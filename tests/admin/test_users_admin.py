@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from tables import services
+from tables import clock, services
 from tables.models import Phase, Round, Seat, Table
 from tests.tables.conftest import deal_cards
 
@@ -126,7 +126,7 @@ def test_suspended_players_cannot_sit_or_act_and_leave_after_the_round(
         assert refused.value.code == "suspended"
 
     # Her turn times out (she stands on 19), bob stands: the round is paid and her seat freed.
-    services.expire_due(now=Table.objects.get(pk=table.pk).deadline)
+    clock.sweep(now=Table.objects.get(pk=table.pk).deadline)
     act(table, bob, "stand")
     assert Round.objects.get(table=table).results["seats"][0]["net"] == 100
     assert Seat.objects.get(table=table, number=1).user is None
@@ -190,11 +190,12 @@ def test_the_ledger_filters_by_user_kind_table_and_date(
 
     assert {entry.kind for entry in rows(q="alice")} == {"grant", "bet"}
     assert {entry.memo for entry in rows(kind__exact="adjustment")} == {"test"}
-    assert [entry.amount for entry in rows(table=table.pk)] == [40, -40]
+    assert [entry.amount for entry in rows(table=table.pk, kind__exact="bet")] == [40, -40]
+    assert {entry.kind for entry in rows(table=table.pk)} == {"bet", "float"}  # and its float's funding
     today = timezone.now()
     assert (
-        len(rows(created_at__year=today.year, created_at__month=today.month)) == 10
-    )  # 3 grants, bet, adjustment
+        len(rows(created_at__year=today.year, created_at__month=today.month)) == 12
+    )  # 3 grants, bet, adjustment, the table's float funded
     assert rows(created_at__year=today.year - 1) == []
     assert {entry.wallet.user for entry in rows(q="bob")} == {bob}
 
@@ -262,7 +263,7 @@ def test_a_player_deactivated_mid_round_leaves_after_it_and_cannot_act(
     with pytest.raises(services.ActionRefused) as refused:
         act(table, alice, "double")
     assert refused.value.code == "suspended"
-    services.expire_due(now=Table.objects.get(pk=table.pk).deadline)  # her turn times out: she stands on 19
+    clock.sweep(now=Table.objects.get(pk=table.pk).deadline)  # her turn times out: she stands on 19
     act(table, bob, "stand")
     assert Seat.objects.get(table=table, number=1).user is None
     assert balance(alice) == 10_100

@@ -115,9 +115,9 @@ def seat(page: Page, number: int):
 
 
 def still(page: Page) -> None:
-    """Wait until no card is sliding in and no banner popping up (for a screenshot)."""
+    """Wait until no card is sliding in or turning over and no banner popping up (for a screenshot)."""
     page.wait_for_function(
-        "() => !document.getAnimations().some((a) => ['deal', 'banner-in'].includes(a.animationName))"
+        "() => !document.getAnimations().some((a) => ['deal', 'flip', 'banner-in'].includes(a.animationName))"
     )
 
 

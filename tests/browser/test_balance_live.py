@@ -26,6 +26,7 @@ def live(page, path: str) -> None:
     raise AssertionError(f"no websocket frame on {path} within 10 s")
 
 
+@pytest.mark.slow
 def test_a_grant_in_another_tab_updates_the_header_without_reload(transactional_db, open_page):
     staff = make_player("pitboss")
     staff.is_staff = True

@@ -18,6 +18,7 @@ def hard_hand_against_a_low_card(order):
     return value(first) != 1 and value(second) != 1 and 2 <= value(up) <= 9
 
 
+@pytest.mark.slow
 def test_leaving_on_your_own_turn_asks_then_stands_the_hand(transactional_db, page, live_site):
     kim = make_player("kim", "Kim")
     table = open_live_table("Leave on turn")

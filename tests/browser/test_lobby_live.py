@@ -34,6 +34,7 @@ def row(page, table):
     return page.locator(f'#lobby-tables li[data-table="{table.pk}"]')
 
 
+@pytest.mark.slow
 def test_lobby_updates_live_and_sits_in_one_click(transactional_db, open_page, tmp_path):
     kim, lee = make_player("kim", "Kim"), make_player("lee", "Lee")
     main = open_live_table("Main floor")

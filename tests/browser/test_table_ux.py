@@ -2,17 +2,20 @@
 animations, the bet box's chips and rebets, shortcuts after the hint checkbox, limits changed by staff,
 split hands on a laptop, betting on a phone, local times, the result banner, sound and the table's extras."""
 
+import itertools
 import re
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from tables import services
 from tables.engine.rules import RuleSet
 from tables.engine.strategy import basic_strategy
 from tables.house_edge import computed_house_edge
+from tables.models import Seat, Table
 from tests.browser.table_support import (
     act,
     make_player,
@@ -22,6 +25,7 @@ from tests.browser.table_support import (
     stack_shoe,
     still,
     value,
+    version,
 )
 
 pytestmark = [pytest.mark.browser]
@@ -78,10 +82,18 @@ def one_hittable_hand(order):
     return hard(first, second) and 2 <= value(up) <= 9 and value(first) + value(second) + value(hit) <= 20
 
 
+def saving(page):
+    """Wait for the account to store a preference the page sends (before a reload reads it back)."""
+    return page.expect_response(lambda answer: answer.url.endswith("/accounts/preferences/") and answer.ok)
+
+
 def play_out(page, *watchers):
     """Stand (and decline insurance) until the round is over."""
     status = page.locator("#table-status")
     while "Round over" not in status.inner_text():
+        if status.get_attribute("data-phase") == "dealer":  # the server shows the dealer's turn, then the end
+            expect(status).to_contain_text("Round over")
+            break
         for answer in ("#insurance-no", "#even-money-no", "#early-surrender-no"):
             if page.locator(answer).count():
                 act(page, page.locator(answer).click, *watchers)
@@ -94,6 +106,7 @@ def play_out(page, *watchers):
 # --- defect 1: only newly dealt cards animate -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_only_newly_dealt_cards_animate(transactional_db, open_page):
     alice, bob = make_player("alice", "Alice"), make_player("bob", "Bob")
     table = open_live_table("Animations")
@@ -122,6 +135,7 @@ def test_only_newly_dealt_cards_animate(transactional_db, open_page):
 # --- defect 2 and the rebet features: chips, undo, rebet, auto-rebet ---------------------------------------
 
 
+@pytest.mark.slow
 def test_chips_replace_the_default_then_add_and_rebets_remember_the_last_bet(transactional_db, open_page):
     carol = make_player("carol", "Carol")
     table = open_live_table("Chips")
@@ -170,8 +184,10 @@ def test_chips_replace_the_default_then_add_and_rebets_remember_the_last_bet(tra
 
     # Auto-rebet bets the last amount by itself when the next betting window opens; the choice (and the
     # hint checkbox) survive a reload.
-    page.get_by_label("Auto-rebet").check()
-    page.get_by_label("Show basic-strategy hint").check()
+    with saving(page):
+        page.get_by_label("Auto-rebet").check()
+    with saving(page):
+        page.get_by_label("Show basic-strategy hint").check()
     page.get_by_role("button", name="Deal me in").click()
     status = page.locator("#table-status")
     expect(status).to_have_attribute("data-round", "4")
@@ -186,6 +202,7 @@ def test_chips_replace_the_default_then_add_and_rebets_remember_the_last_bet(tra
 # --- defect 3: shortcuts after the hint checkbox --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_shortcuts_work_after_clicking_the_hint_checkbox(transactional_db, open_page):
     dora = make_player("dora", "Dora")
     table = open_live_table("Keys and hints")
@@ -210,6 +227,7 @@ def test_shortcuts_work_after_clicking_the_hint_checkbox(transactional_db, open_
 # --- defect 4: limits changed by staff reach the bet box --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_limits_changed_by_staff_reach_the_bet_box_and_the_header(transactional_db, open_page):
     erin = make_player("erin", "Erin")
     table = open_live_table("Raised limits")
@@ -220,8 +238,11 @@ def test_limits_changed_by_staff_reach_the_bet_box_and_the_header(transactional_
     act(page, page.get_by_role("button", name="Sit in seat 1").click)
     expect(page.locator("#bet-amount")).to_have_attribute("max", "500")
 
-    # Staff raise the maximum (what the admin's form does, here in the test's process: a single-process live
-    # server learns of it from the database when the page next acts; a stale refusal brings the fresh table).
+    # Staff raise the maximum (what the admin's form does, here in the test's process). The live server runs
+    # no clock, so its lease on the table is not renewed: once it lapses (at once, here) nobody owns the table
+    # and the edit is written here; the server learns of it from the database when the page next acts (its
+    # fenced write misses, it reloads; a stale refusal brings the fresh table).
+    Table.objects.filter(pk=table.pk).update(lease_until=timezone.now())
     services.update_table(table_id=table.pk, max_bet=900)
     page.locator("#bet-amount").fill("50")
     act(page, page.get_by_role("button", name="Bet", exact=True).click)
@@ -269,6 +290,7 @@ IN_VIEW = """(selectors) => {
 }"""
 
 
+@pytest.mark.slow
 def test_four_split_hands_keep_dealer_hands_and_buttons_on_a_laptop_screen(
     transactional_db, open_page, tmp_path
 ):
@@ -307,6 +329,7 @@ def sixteen_against_a_ten(order):
     return hard(first, second) and value(up) == 10 and value(hole) != 1
 
 
+@pytest.mark.slow
 def test_an_early_surrender_window_says_so(transactional_db, open_page):
     rules = RuleSet().to_dict() | {"surrender": "early"}
     table = open_live_table("Early out", preset="Early surrender 6 decks", rules=rules)
@@ -331,6 +354,7 @@ def five_small_cards(order):
 LONG_NAME = "Bartholomew Featherstonehaugh-Smythe"
 
 
+@pytest.mark.slow
 def test_five_cards_and_a_long_name_fit_their_seat_on_a_desktop(transactional_db, open_page):
     # Seven seats share the felt's width alike, taken or not.
     table = open_live_table("Crowded seats")
@@ -349,6 +373,7 @@ def test_five_cards_and_a_long_name_fit_their_seat_on_a_desktop(transactional_db
     assert name.evaluate("(el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight")
 
 
+@pytest.mark.slow
 def test_the_daily_grant_button_looks_unavailable_when_it_is(transactional_db, open_page):
     page = open_page(make_player("ivy", "Ivy"))  # 10,000 chips: well above the grant's floor
     page.goto("/accounts/profile/")
@@ -370,6 +395,7 @@ BET_BOX_CLEAR = """() => {
 }"""
 
 
+@pytest.mark.slow
 def test_a_phone_bets_from_the_bottom_bar_wherever_the_page_is_scrolled(
     transactional_db, open_page, tmp_path
 ):
@@ -397,6 +423,7 @@ def test_a_phone_bets_from_the_bottom_bar_wherever_the_page_is_scrolled(
 # --- defect 10: times in the viewer's time zone ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_times_show_in_the_viewers_time_zone(transactional_db, open_page):
     table = open_live_table("Tokyo time")
     kim = make_player("kim", "Kim")
@@ -420,9 +447,34 @@ def test_times_show_in_the_viewers_time_zone(transactional_db, open_page):
     expect(entry).to_contain_text(at.astimezone(ZoneInfo("Asia/Tokyo")).strftime("%H:%M"))
 
 
+@pytest.mark.slow
+def test_the_history_list_shows_times_in_the_viewers_time_zone(transactional_db, open_page):
+    table = open_live_table("Tokyo history")
+    stack_shoe(table, one_hittable_hand)
+    ren = make_player("ren", "Ren")
+    page = open_page(ren, timezone_id="Asia/Tokyo", locale="en-GB")
+    page.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click)
+    act(page, page.get_by_role("button", name="Bet", exact=True).click)
+    act(page, page.locator("#play-stand").click)
+    expect(page.locator("#table-status")).to_contain_text("Round over")
+    rows = page.locator(".history-table tbody tr")
+    for _ in range(20):  # the history is recorded after the settlement commits, maybe a moment after
+        page.goto("/history/")
+        if rows.count():
+            break
+        page.wait_for_timeout(250)
+    day, clock = rows.first.locator("time").all()
+    at = datetime.fromisoformat(clock.get_attribute("datetime")).astimezone(ZoneInfo("Asia/Tokyo"))
+    expect(clock).to_have_text(at.strftime("%H:%M"))
+    expect(day).to_have_text(f"{at.day} {at.strftime('%b %Y')}")
+    assert clock.get_attribute("title").endswith("UTC")
+
+
 # --- features: the result banner, sound and vibration, the strategy chart, the house edge, the invite ------
 
 
+@pytest.mark.slow
 def test_the_result_banner_shows_the_rounds_net_for_the_viewer(transactional_db, open_page):
     lea = make_player("lea", "Lea")
     table = open_live_table("Banner")
@@ -448,6 +500,208 @@ def test_the_result_banner_shows_the_rounds_net_for_the_viewer(transactional_db,
     expect(page.locator("#round-banner")).to_have_count(0)
 
 
+# --- the dealer's turn: the hole card, then each draw at a readable pace, then the result -----------------
+
+RECORD_FRAMES = """() => {
+    // Every state the page is shown, as (phase, face-up dealer cards, banner shown, results shown, when):
+    // noted after each change of the page, in the same task as the change (not by polling, which a busy
+    // machine could delay into the next frame).
+    window.frames = [];
+    let last = '';
+    const look = () => {
+        const status = document.getElementById('table-status');
+        const frame = [
+            status.dataset.phase,
+            document.querySelectorAll('#dealer .card:not(.card-back)').length,
+            Boolean(document.getElementById('round-banner')),
+            document.querySelectorAll('#seats .result').length,
+        ];
+        const key = JSON.stringify(frame);
+        if (key !== last) { last = key; window.frames.push([...frame, performance.now()]); }
+    };
+    look();
+    window.animated = {};  // animations started, by name: a card dealt, a card turned over
+    document.addEventListener('animationstart', (event) => {
+        window.animated[event.animationName] = (window.animated[event.animationName] || 0) + 1;
+    });
+    window.frameRecorder = new MutationObserver(look);
+    window.frameRecorder.observe(document.body, { subtree: true, childList: true, attributes: true });
+}"""
+
+
+def dealer_draws_twice(order):
+    """Seats 1 and 2 stand on a hard 12-20; the dealer (2-9 up, no ace) is under 17 after a first draw."""
+    a1, b1, up, a2, b2, hole, first_draw = order[:7]
+    return (
+        hard(a1, a2, 20)
+        and hard(b1, b2, 20)
+        and 2 <= value(up) <= 9
+        and 1 not in (value(hole), value(first_draw))
+        and value(up) + value(hole) + value(first_draw) < 17
+    )
+
+
+@pytest.mark.slow
+def test_the_dealer_turns_the_hole_card_then_draws_one_by_one_then_the_banner(transactional_db, open_page):
+    ada, ben = make_player("ada", "Ada"), make_player("ben", "Ben")
+    table = open_live_table("Dealer's turn")
+    stack_shoe(table, dealer_draws_twice)
+    a, b = open_page(ada), open_page(ben)
+    for page in (a, b):
+        page.goto(f"/tables/{table.pk}/")
+    act(a, a.get_by_role("button", name="Sit in seat 1").click, b)
+    act(b, b.get_by_role("button", name="Sit in seat 2").click, a)
+    act(a, a.get_by_role("button", name="Bet", exact=True).click, b)
+    act(b, b.get_by_role("button", name="Bet", exact=True).click, a)
+    act(a, a.locator("#play-stand").click, b)
+    expect(a.locator("#dealer .card-back")).to_have_count(1)
+    a.evaluate(RECORD_FRAMES)
+    act(b, b.locator("#play-stand").click, a)
+    expect(a.locator("#round-banner")).to_be_visible()
+    expect(a.locator("#seats .result").first).to_be_visible()
+    frames = a.evaluate("() => { window.frameRecorder.disconnect(); return window.frames; }")
+    cards = a.locator("#dealer .card").count()
+    assert cards >= 4, "the hole card and at least two draws"
+    # The server's frames, in order: the up card alone, then the hole card turned, each draw (the `dealer`
+    # phase: no banner, no results), then the settled round with its results and the banner.
+    shown = [frame[:4] for frame in frames]
+    dealer = [["dealer", face_up, False, 0] for face_up in range(2, cards + 1)]
+    assert shown[:-1] == [["playing", 1, False, 0], *dealer], shown
+    assert shown[-1][:3] == ["settled", cards, True]
+    assert shown[-1][3] > 0  # the hands' results
+    moments = [frame[4] for frame in frames[1:]]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(moments)]
+    # The server's pace (0.75 s a card), not all at once. On a busy machine the page shows a frame late now
+    # and then, which lengthens one gap and shortens the next: the span of the frames shows the pace.
+    assert sum(gaps) >= 0.6 * 750 * len(gaps), gaps
+    # Only the newly shown card animates in each frame: the hole card turns over, each draw is dealt, once.
+    animated = a.evaluate("() => window.animated")
+    assert (animated.get("flip"), animated.get("deal")) == (1, cards - 2), animated
+
+    # A later update of the settled round (Ben is ready) shows everything at once: no replay.
+    a.evaluate(COUNT_DEAL_ANIMATIONS)
+    act(b, b.get_by_role("button", name="Deal me in").click, a)
+    expect(seat(a, 2).locator(".badge-ready")).to_be_visible()
+    assert a.locator("#round-banner").is_visible()
+    a.wait_for_timeout(250)
+    assert a.evaluate("() => window.dealAnimations") == 0
+
+
+@pytest.mark.slow
+def test_long_names_end_in_an_ellipsis_on_a_phone_without_breaking_the_seats(transactional_db, open_page):
+    long_name = "Maximiliana Wolkenstein-Rodenegg"
+    wolf, ann = make_player("wolf", long_name), make_player("ann", "Ann")
+    table = open_live_table("Long names")
+    stack_shoe(table, two_hittable_hands)  # no ace up: the turn goes to seat 1 at once
+    page, other = open_page(wolf, **PHONE), open_page(ann, **PHONE)
+    page.goto(f"/tables/{table.pk}/")
+    other.goto(f"/tables/{table.pk}/")
+    act(page, page.get_by_role("button", name="Sit in seat 1").click, other)
+    act(other, other.get_by_role("button", name="Sit in seat 2").click, page)
+    name = seat(page, 1).locator(".seat-name")
+    expect(name).to_have_text(long_name)  # the whole name is there (and in the seat's label) ...
+    assert name.evaluate("(e) => getComputedStyle(e).textOverflow") == "ellipsis"
+    assert name.evaluate("(e) => e.scrollWidth > e.clientWidth"), "... and cut with an ellipsis"
+    first, second = (seat(page, n).bounding_box() for n in (1, 2))
+    assert abs(first["width"] - second["width"]) < 2, "the long name does not widen its seat"
+    assert abs(first["y"] - second["y"]) < 2, "the two seats stay side by side"
+    assert first["x"] + first["width"] <= second["x"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # Waiting for the long name's turn, the other phone's sticky status strip keeps the name to one line.
+    act(page, page.get_by_role("button", name="Bet", exact=True).click, other)
+    act(other, other.get_by_role("button", name="Bet", exact=True).click, page)
+    waiting = other.locator(".status-turn")
+    expect(waiting).to_contain_text("Waiting for")
+    shown = waiting.locator(".status-name")
+    expect(shown).to_have_attribute("title", long_name)
+    assert shown.evaluate("(e) => e.scrollWidth > e.clientWidth"), "the name ends in an ellipsis"
+    line = waiting.evaluate("(e) => parseFloat(getComputedStyle(e).lineHeight)")
+    assert waiting.bounding_box()["height"] < 1.5 * line, "one line"
+
+
+# --- quick emotes, taking another seat and leaving one of several ------------------------------------------
+
+
+STILL_SHOWN_IF_DUE = """() => {
+    const line = document.querySelector('#emote-log li');
+    const bubble = document.querySelector('#seats [data-seat="1"] .emote-bubble');
+    return Date.now() >= Number(line.dataset.until) || (bubble !== null && bubble.textContent === 'GG');
+}"""
+
+
+@pytest.mark.slow
+def test_an_emote_shows_at_the_senders_seat_for_everyone_and_in_the_log(transactional_db, open_page):
+    ida, jon = make_player("ida", "Ida"), make_player("jon", "Jon")
+    table = open_live_table("Emotes")
+    a, b, watcher = open_page(ida), open_page(jon), open_page()
+    for page in (a, b, watcher):
+        page.goto(f"/tables/{table.pk}/")
+    act(a, a.get_by_role("button", name="Sit in seat 1").click, b, watcher)
+    expect(watcher.locator(".emote-button")).to_have_count(0)  # spectators only watch
+    before = version(a)
+    a.get_by_role("button", name="GG").click()
+    for page in (a, b, watcher):
+        expect(seat(page, 1).locator(".emote-bubble")).to_have_text("GG")
+        expect(page.locator("#emote-log li").first).to_contain_text("Ida")
+        expect(page.locator("#emote-log li").first).to_contain_text("GG")
+    assert version(a) == before  # ephemeral: the table's version did not move
+    # An update replaces the seats: the bubble stays for its few seconds (drawn again on the new seats, if
+    # the update came within them: the machine may be slow), then goes; the log keeps the line.
+    act(b, b.get_by_role("button", name="Sit in seat 2").click, a, watcher)
+    assert watcher.evaluate(STILL_SHOWN_IF_DUE)
+    expect(seat(watcher, 1).locator(".emote-bubble")).to_have_count(0, timeout=8000)
+    expect(watcher.locator("#emote-log li")).to_have_count(1)
+
+
+def test_take_another_seat_then_leave_one_of_them(transactional_db, open_page):
+    kim = make_player("kim", "Kim")
+    table = open_live_table("Two seats")
+    page = open_page(kim)
+    page.goto(f"/tables/{table.pk}/")
+    expect(page.get_by_role("button", name=re.compile("^Sit in seat"))).to_have_count(7)
+    act(page, page.get_by_role("button", name="Sit in seat 1").click)
+    # Holding a seat, the open ones offer to take another one, not to "Sit".
+    expect(page.get_by_role("button", name=re.compile("^Sit in seat"))).to_have_count(0)
+    expect(page.get_by_role("button", name="Take seat 3 as well")).to_have_text("+ Take")
+    expect(page.locator(".take-note")).to_be_visible()
+    act(page, page.get_by_role("button", name="Take seat 3 as well").click)
+    expect(seat(page, 3)).to_have_class(re.compile("seat-mine"))
+    # At the table's limit of seats (2) no seat is offered any more.
+    expect(page.locator(".take-seat")).to_have_count(0)
+    expect(page.get_by_role("button", name="Leave all seats")).to_be_enabled()
+    act(page, page.get_by_role("button", name="Leave seat 1").click)
+    expect(seat(page, 1)).not_to_have_class(re.compile("seat-mine"))
+    expect(seat(page, 3)).to_have_class(re.compile("seat-mine"))
+    expect(page.locator("#seat-notice")).to_be_hidden()  # the player left it: no "you no longer hold" notice
+    expect(page.get_by_role("button", name="Leave seat", exact=True)).to_be_enabled()
+    expect(page.locator(".leave-seat")).to_have_count(0)
+    assert list(Seat.objects.filter(table=table, user=kim).values_list("number", flat=True)) == [3]
+
+
+@pytest.mark.slow
+def test_preferences_follow_the_player_to_another_browser(transactional_db, open_page):
+    liv = make_player("liv", "Liv")
+    table = open_live_table("Preferences")
+    first = open_page(liv)
+    first.goto(f"/tables/{table.pk}/")
+    with saving(first):
+        first.get_by_label("Show basic-strategy hint").check()
+    with saving(first):
+        first.get_by_label("Auto-rebet").check()
+    with saving(first):
+        first.locator("#sound-toggle").click()
+    second = open_page(liv)  # another browser: nothing of the first one's storage
+    second.goto(f"/tables/{table.pk}/")
+    expect(second.get_by_label("Show basic-strategy hint")).to_be_checked()
+    expect(second.get_by_label("Auto-rebet")).to_be_checked()
+    expect(second.locator("#sound-toggle")).to_have_attribute("aria-pressed", "true")
+    with saving(second):
+        second.get_by_label("Auto-rebet").uncheck()
+    first.reload()
+    expect(first.get_by_label("Auto-rebet")).not_to_be_checked()
+    expect(first.get_by_label("Show basic-strategy hint")).to_be_checked()
+
+
 RECORD_SOUND_AND_VIBRATION = """
     window.oscillators = 0;
     window.vibrations = [];
@@ -461,6 +715,7 @@ RECORD_SOUND_AND_VIBRATION = """
 """
 
 
+@pytest.mark.slow
 def test_sound_is_off_until_turned_on_and_the_choice_is_remembered(transactional_db, open_page):
     max_ = make_player("max", "Max")
     table = open_live_table("Sounds")
@@ -476,7 +731,8 @@ def test_sound_is_off_until_turned_on_and_the_choice_is_remembered(transactional
     page.wait_for_function("window.vibrations.length > 0")  # the turn vibrates (sound on or off)
     assert page.evaluate("window.vibrations") == [150]
     assert page.evaluate("window.oscillators") == 0
-    toggle.click()
+    with saving(page):
+        toggle.click()
     expect(toggle).to_have_attribute("aria-pressed", "true")
     expect(toggle).to_have_text("Sound on")
     act(page, page.locator("#play-hit").click)  # a card: a tick
@@ -484,11 +740,13 @@ def test_sound_is_off_until_turned_on_and_the_choice_is_remembered(transactional
     act(page, page.locator("#play-stand").click)  # the result: a chord, unless a push
     page.reload()
     expect(page.locator("#sound-toggle")).to_have_attribute("aria-pressed", "true")
-    page.locator("#sound-toggle").click()
+    with saving(page):
+        page.locator("#sound-toggle").click()
     page.reload()
     expect(page.locator("#sound-toggle")).to_have_text("Sound off")
 
 
+@pytest.mark.slow
 def test_the_strategy_chart_opens_at_the_table_for_its_rules(transactional_db, open_page, tmp_path):
     table = open_live_table("Downtown chart", preset="Downtown")
     chart = basic_strategy(table.ruleset()).chart()

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from tables import services
+from tables import clock, services
 from tables.engine.rules import PRESETS
 from tables.engine.shoe import dealing_order, shuffled_shoe
 from tables.models import RulePreset, Table
@@ -30,7 +30,7 @@ def settled_round_on_a_retired_shoe():
         current = Table.objects.select_related("current_round__shoe").get(pk=table.pk).current_round
         if current.settled_at is not None:
             return current
-        services.expire_due(now=timezone.now() + timedelta(hours=step))
+        clock.sweep(now=timezone.now() + timedelta(hours=step))
     raise AssertionError("the round did not settle")
 
 

@@ -15,7 +15,7 @@ variation tables; Griffin's rule-effect table as reproduced e.g. by thecolorofbl
 Simulated figures are tested within 4 standard errors (their own, from the per-round results). Paired runs
 (`simulate.compare`: the same shoes under both rule sets) resolve the 6:5 and H17 effects within the budget;
 the others need millions of rounds and run only with BLACKJACK_LONG_STATS=1 (they take minutes). The computed
-house edge (`Strategy.house_edge`) resolves every effect in a fraction of a second and is held to 0.03 points.
+house edge (`Strategy.house_edge`) resolves every effect in a fraction of a second and is held to 0.02 points.
 """
 
 import dataclasses
@@ -47,7 +47,7 @@ PUBLISHED_EFFECTS = {
     "hit split aces": ({"hit_split_aces": True}, -0.18, 0.0),
     "one deck": ({"decks": 1}, -0.50, 0.0),
 }
-COMPUTED_TOLERANCE = 0.03
+COMPUTED_TOLERANCE = 0.02  # the largest miss is 0.014 (one deck; double 9-11)
 
 LONG = os.environ.get("BLACKJACK_LONG_STATS") == "1"
 

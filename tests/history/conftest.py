@@ -3,7 +3,6 @@
 import pytest
 
 from tests.tables.conftest import *  # noqa: F403  (the live-tables fixtures)
-from tests.tables.conftest import _fast_password_hashing  # noqa: F401
 
 
 @pytest.fixture
@@ -15,16 +14,16 @@ def play_round(act, django_capture_on_commit_callbacks):
 
     from django.utils import timezone
 
-    from tables import services
+    from tables import clock
     from tables.models import Phase, Seat, Table
 
-    clock = [timezone.now()]
+    moment = [timezone.now()]
 
     def tick() -> None:
         """Run the table clock one hour later than its last run: every deadline set so far is due."""
-        clock[0] = max(clock[0], timezone.now()) + timedelta(hours=1)
+        moment[0] = max(moment[0], timezone.now()) + timedelta(hours=1)
         with django_capture_on_commit_callbacks(execute=True):  # a settlement's history is recorded on commit
-            services.expire_due(now=clock[0])
+            clock.sweep(now=moment[0])
 
     def play(table, bets, moves=()):
         for user, seat, _ in bets:

@@ -4,7 +4,6 @@ processes of the scale tests."""
 from tests.scale.conftest import servers  # noqa: F401
 from tests.tables.conftest import (  # noqa: F401
     PASSWORD,
-    _fast_password_hashing,
     act,
     alice,
     bob,

@@ -21,11 +21,6 @@ NAME_PAYLOAD = "<script>alert(1)</script>"  # display names hold at most 40 char
 PASSWORD = "Correct-horse-battery-9"
 
 
-@pytest.fixture(autouse=True)
-def _fast_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def player(db):
     return get_user_model().objects.create_user(f"p{uuid.uuid4().hex[:10]}", password=PASSWORD)

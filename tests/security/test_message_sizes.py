@@ -126,7 +126,7 @@ def test_the_open_table_service_enforces_the_cap_itself(make_user):
 @pytest.mark.django_db
 def test_a_table_view_with_the_largest_chat_stays_small(table, alice):
     _fill_chat(table, alice)
-    view = viewer_view(table_id=table.pk, user=alice, version=None)
+    view = viewer_view(table_id=table.pk, user=alice)
     html = live_html(view, user=alice, error=None)
     # 30 lines of 300 bytes, five times as long once HTML-escaped: under 64 KiB (1 MiB is Daphne's limit).
     assert len(html.encode()) < 64 * 1024
