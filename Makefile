@@ -19,14 +19,17 @@ run: $(STAMP)
 	$(PY) manage.py seed_demo
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-## make test: the fast suite on the embedded default (SQLite), in random order; slow tests are left out and
-## PostgreSQL/Redis tests skip without their URLs
+## make test: the fast suite on the embedded default (SQLite), in random order, on TEST_WORKERS processes
+## (pytest-xdist; the browser tests all on one); slow tests are left out and PostgreSQL/Redis tests skip
+## without their URLs
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-## make test-slow: only the slow tests (statistics, benchmark-like runs, long browser sessions)
+## make test-slow: only the slow tests (statistics, benchmark-like runs, browser sessions over ~5 s), on
+## TEST_WORKERS processes like `make test`
 test-slow: $(STAMP)
-	$(PY) -m pytest -m slow $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m slow $(PYTEST_ARGS)
 
 ## make test-services: only the tests that need real PostgreSQL and Redis (set DATABASE_URL and REDIS_URL)
 test-services: $(STAMP)

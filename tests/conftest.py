@@ -1,6 +1,8 @@
 """Shared test fixtures: markers that need real services, a live Daphne server, and a real Chromium."""
 
 import os
+import random
+import secrets
 import shutil
 import time
 
@@ -31,8 +33,31 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture(autouse=True)
+def _seeded_secrets(request, monkeypatch):
+    """The site draws its seeds with `secrets.token_hex` (shoes' and Durak tables' server seeds, the client
+    seeds of players who give none, request ids): in the tests they come from a generator seeded by the test's
+    id, so a test deals the same cards on every run and in any order. A test that wants chosen cards scripts
+    its shoe; one that plays many random rounds seeds its own generator (`seeded_shoes`)."""
+    rng = random.Random(request.node.nodeid)
+
+    def token_hex(nbytes: int | None = None) -> str:
+        size = 32 if nbytes is None else nbytes
+        return f"{rng.getrandbits(8 * size):0{2 * size}x}"
+
+    monkeypatch.setattr(secrets, "token_hex", token_hex)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Django's PBKDF2 is slow on purpose (about 0.3 s of CPU a password here); the suite creates and logs in
+    thousands of users. Passwords hashed here are checked here (a server process the tests start hashes and
+    checks its own: registration through a browser)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _no_table_actors_kept():
-    """Each test starts without table actors (`settings.TABLE_ACTORS`), whatever its directory: one kept from
+    """Each test starts without table actors (`tables.actors`), whatever its directory: one kept from
     another test would hold a table of a database that test rolled back, and its mailbox task belongs to that
     test's event loop, which no longer runs."""
     from tables import actors
@@ -42,24 +67,11 @@ def _no_table_actors_kept():
     actors.forget_actors()
 
 
-@pytest.fixture(autouse=True)
-def _fresh_shared_views():
-    """Each test starts with nothing kept in the process about tables: test databases reuse table ids and
-    versions, which in production name one table state for good. That is the kept views and the newest chat
-    line heard of per table id: left over from an earlier test's chat at a table with the same id, it made
-    this process refuse every shared part announced without that line (`viewmodel.adopt_shared`)."""
-    from tables import viewmodel
-
-    viewmodel.forget_shared_views()
-    with viewmodel._shared_lock:
-        viewmodel._chat_seen.clear()
-
-
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Browser tests run last: Playwright's sync API leaves an event loop running behind it. After every other
-    plugin's reordering (pytest-randomly's shuffle, pytest-django's grouping), so nothing moves them back."""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    """Tests that need a service this run lacks skip. Under pytest-xdist (`make test` runs on every core) the
+    browser tests go to one worker together, so that one Chromium runs at a time: two at once starved the
+    live servers on 2 cores. Marked before xdist's own hook names each test's group."""
     on_postgres = connection.vendor == "postgresql"
     has_redis = bool(os.environ.get("REDIS_URL"))
     for item in items:
@@ -67,6 +79,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
         if item.get_closest_marker("redis") and not has_redis:
             item.add_marker(pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://..."))
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -135,15 +149,22 @@ def chromium_executable():
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_executable):
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    """A Chromium for one test module. Playwright's sync API runs an event loop in this thread while it is
+    open, which async tests and Django's async_to_sync refuse to share: closed after each module, it leaves
+    the thread to the next module's tests (whatever their order). Django's guard against database calls
+    from a running loop is off meanwhile (the loop is Playwright's, not ours)."""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=chromium_executable, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            instance = playwright.chromium.launch(executable_path=chromium_executable, args=CHROMIUM_ARGS)
+            yield instance
+            instance.close()
+    finally:
+        del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
 
 
 @pytest.fixture
