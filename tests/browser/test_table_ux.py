@@ -2,7 +2,6 @@
 animations, the bet box's chips and rebets, shortcuts after the hint checkbox, limits changed by staff,
 split hands on a laptop, betting on a phone, local times, the result banner, sound and the table's extras."""
 
-import itertools
 import re
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -569,11 +568,12 @@ def test_the_dealer_turns_the_hole_card_then_draws_one_by_one_then_the_banner(tr
     assert shown[:-1] == [["playing", 1, False, 0], *dealer], shown
     assert shown[-1][:3] == ["settled", cards, True]
     assert shown[-1][3] > 0  # the hands' results
-    moments = [frame[4] for frame in frames[1:]]
-    gaps = [later - earlier for earlier, later in itertools.pairwise(moments)]
-    # The server's pace (0.75 s a card), not all at once. On a busy machine the page shows a frame late now
-    # and then, which lengthens one gap and shortens the next: the span of the frames shows the pace.
-    assert sum(gaps) >= 0.6 * 750 * len(gaps), gaps
+    # The server's pace (0.75 s a card), not all at once: frame n of the dealer's turn is due n * 750 ms after
+    # the settling click, and the recording started before that click, so none may be shown sooner after the
+    # recording's start (a busy machine only delays frames, so this bound holds however loaded it is).
+    start = frames[0][4]
+    early = [(n, round(at - start)) for n, (*_, at) in enumerate(frames[1:]) if at < start + 750 * n - 50]
+    assert not early, early
     # Only the newly shown card animates in each frame: the hole card turns over, each draw is dealt, once.
     animated = a.evaluate("() => window.animated")
     assert (animated.get("flip"), animated.get("deal")) == (1, cards - 2), animated

@@ -293,15 +293,13 @@ def test_a_disconnected_player_in_a_round_plays_out_by_timeouts_then_leaves(
     assert fresh(table).current_round.seats == [2]
 
 
-def test_the_clock_thread_applies_a_due_deadline_within_two_seconds(
-    transactional_db, table, alice, act, monkeypatch
-):
+def test_the_clock_thread_applies_a_due_deadline(transactional_db, table, alice, act, monkeypatch):
     monkeypatch.setenv("TABLE_CLOCK", "1")
     act(table, alice, "sit", seat=1)
     Table.objects.filter(pk=table.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     assert clock.start()
     try:
-        limit = time.monotonic() + 2
+        limit = time.monotonic() + 10  # its sweep runs every second; a busy machine may take longer
         while fresh(table).current_round.number == 1 and time.monotonic() < limit:
             time.sleep(0.05)
     finally:

