@@ -191,6 +191,11 @@ def main() -> None:
         default="json",
         help="the bots' format: json, or html for browser-format players (passed to loadtest)",
     )
+    parser.add_argument(
+        "--eager",
+        action="store_true",
+        help="every bot bets and readies at once, as people do, not in seat order (passed to loadtest)",
+    )
     parser.add_argument("--goal-ms", type=float, default=100.0)
     parser.add_argument("--json", default="benchmark-load.json")
     parser.add_argument("--keep-going", action="store_true", help="run every table count even past the goal")
@@ -296,6 +301,8 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
         command += ["--duration", str(args.duration), "--think", str(args.think)]
         command += ["--warmup", str(args.warmup), "--stagger", str(args.stagger), "--route", args.route]
         command += ["--format", args.format]
+        if args.eager:
+            command.append("--eager")
         command += ["--json", out.name]
         for url in urls:
             command += ["--url", url]
@@ -327,7 +334,7 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
     connections = result.get("postgres_connections") or {}
     print(
         f"{args.processes} process(es) {tables:4d} tables x {args.players} {args.format} players, "
-        f"think {args.think} ms, route {args.route}: "
+        f"think {args.think} ms{', eager' if args.eager else ''}, route {args.route}: "
         f"{result['rounds_per_s']:7.1f} rounds/s {result['actions_per_s']:8.1f} actions/s | "
         f"actor p50/p95/p99/max {actor['p50']}/{actor['p95']}/{actor['p99']}/{actor['max']} ms | "
         f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
