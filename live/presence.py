@@ -10,6 +10,12 @@ A process that dies outright never tells the owner that its sockets closed: whil
 held by other processes, it asks each of those processes every `PROBE_SECONDS` whether it is alive
 (`watch`; one small request on the channel layer a process, whatever its number of sockets), and forgets the
 sockets of one that does not answer within `forward.REPLY_SECONDS`. Nothing here touches the database.
+
+`CountingActor` is what every game's table actor does with that count (blackjack's `TableActor`, Durak's
+`DurakActor`): count a socket in its mailbox and write the seats' marks as the count says (the game's
+`mark_present`), forget a dead holder's sockets (`lost`), stay in its registry while it counts sockets, and
+at its first load mark every seated player gone until their sockets tell it again (`synced`), taking a
+command sent against the version those marks replaced as sent against theirs (`past_marks`).
 """
 
 import asyncio
@@ -18,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from live import forward, process
+from live.actor import Actor
 
 #: How often an owner asks the processes holding sockets it counts whether they are alive.
 PROBE_SECONDS = 5.0
@@ -66,6 +73,87 @@ class Connections:
 
     def __bool__(self) -> bool:
         return bool(self._sockets)
+
+
+class CountingActor(Actor):
+    """An actor of a table whose players' presence it counts (`Connections`): a player whose last socket
+    closed is marked gone (their grace runs), one whose socket opens is cleared. A game says how the marks
+    are written (`mark_present`) and calls `synced` at its actor's loads, `past_marks` on its commands."""
+
+    def __init__(
+        self, key: int, registry: dict, *, connections: Connections | None = None, marks_on_load: bool = True
+    ) -> None:
+        super().__init__(key, registry)
+        #: The sockets open at the table, as they told this owner (`presence`); kept across reloads.
+        self.connections = connections if connections is not None else Connections()
+        #: Whether the seats' marks are still to be written as `connections` say (at the first load).
+        self._unsynced = marks_on_load
+        #: The version the first load's marks replaced, and theirs (`past_marks`).
+        self._marked: tuple[int, int] | None = None
+
+    def mark_present(self) -> int | None:
+        """Write the seats' marks as `connections.users()` says (on a database thread, from the mailbox): the
+        new version, or None if no seat changed."""
+        raise NotImplementedError
+
+    async def presence(self, user_id: int, channel: str, *, connected: bool, holder: str) -> int | None:
+        """A socket of the user (its channel name, held by the process `holder`) opened or closed at the
+        table: counted here, and the seats marked as the count says (the last socket closing starts the
+        player's grace period, one opening ends it). Returns the new version, or None if no seat changed.
+        While sockets of other processes are counted, those processes are asked whether they are alive
+        (`watch`)."""
+        if holder != process.name():
+            watch(self._registry, type(self).lost)
+        return await self._put(lambda: self.count_socket(user_id, channel, connected, holder=holder))
+
+    def count_socket(
+        self, user_id: int, channel: str, connected: bool, *, holder: str | None = None
+    ) -> int | None:
+        """`presence`'s work, without the mailbox (for synchronous callers: tests)."""
+        if connected:
+            self.connections.opened(user_id, channel, holder or process.name())
+        else:
+            self.connections.closed(user_id, channel)
+        return self.mark_present()
+
+    async def lost(self, holder: str) -> int | None:
+        """The process `holder` did not answer (it died): its sockets are forgotten, and the players left
+        without one are marked gone."""
+        return await self._put(lambda: self.mark_present() if self.connections.lost(holder) else None)
+
+    def synced(self, version: int, mark: Callable[[], int | None]) -> None:
+        """The actor loaded the table at `version`: at its first load, `mark` writes the seats' marks as the
+        sockets counted here say, whatever the database holds. A new owner counts nobody yet (the previous
+        owner's count died with it), so every seated player is marked gone from now; the sockets still open
+        elsewhere tell it again when they see their player marked, and the others' grace period runs."""
+        if not self._unsynced:
+            return
+        self._unsynced = False  # also while the marks are decided: their own reload does not mark again
+        try:
+            after = mark()
+        except BaseException:
+            self._unsynced = True
+            raise
+        if after is not None:
+            self._marked = (version, after)
+
+    def past_marks(self, version):
+        """The version a command sent against `version` is taken as sent against: the first load's marks
+        change nothing a player decided on or a deadline was set for, so a command (or an expiry) sent
+        against the version they replaced is taken as sent against theirs, and a take-over refuses no action
+        and loses no deadline for them."""
+        marked = self._marked
+        return marked[1] if marked is not None and version == marked[0] else version
+
+    def evict(self) -> None:
+        """Idle: leave the registry, unless sockets are open at the table: their count is kept here."""
+        if not self.connections:
+            self.leave()
+
+    def leave(self) -> None:
+        """Leave the registry, with the sockets counted: the table changed hands, or a command failed (the
+        next owner counts the sockets that tell it)."""
+        super().evict()
 
 
 @forward.handles(KIND)

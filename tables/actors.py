@@ -26,11 +26,12 @@ the stored deadline serves the clock's sweep, which applies the deadlines of tab
 applied once. Chat and settings changes run their service in the mailbox (`call`); those services announce
 their versions on commit, and the viewers here then read them.
 
-Presence is the actor's memory, never stored (`connections`, `live.presence`): each socket at the table tells
-the owner when it opens and closes (`presence`), and `flow.Present` marks the seats of the players left
-without one (their grace period) and clears those of the players with one. A new actor counts nobody, so its
-first load marks every seated player (`_sync_presence`); the sockets still open tell it again when they see
-the mark (`TableConsumer._reannounce`). Commands reach the actor through
+Presence is the actor's memory, never stored (`connections`; the counting is the live runtime's,
+`live.presence.CountingActor`, shared with Durak's): each socket at the table tells the owner when it opens
+and closes (`presence`), and `flow.Present` marks the seats of the players left without one (their grace
+period) and clears those of the players with one. A new actor counts nobody, so its first load marks every
+seated player (`_sync_presence`); the sockets still open tell it again when they see the mark
+(`TableConsumer._reannounce`). Commands reach the actor through
 `tables.remote`, from this process or forwarded from another. See docs/architecture.md.
 """
 
@@ -46,8 +47,7 @@ from django.utils import timezone
 
 from blackjack_site.batch import sends_together
 from live import clock as live_clock
-from live import lease, presence, process
-from live.actor import Actor
+from live import lease, presence
 from live.lease import OwnedElsewhere
 from tables import broadcast, flow, viewmodel
 from tables.models import Phase, Table
@@ -75,20 +75,14 @@ class Stale(Exception):
     table, or another process took it over."""
 
 
-class TableActor(Actor):
+class TableActor(presence.CountingActor):
     """The owner of one table's state in this process."""
 
     def __init__(
         self, table_id: int, *, connections: presence.Connections | None = None, marks_on_load: bool = True
     ) -> None:
-        super().__init__(table_id, _actors)
+        super().__init__(table_id, _actors, connections=connections, marks_on_load=marks_on_load)
         self.table_id = table_id
-        #: The sockets open at the table, as they told this owner (`presence`); kept across reloads.
-        self.connections = connections if connections is not None else presence.Connections()
-        #: Whether the seats' marks are still to be written as `connections` say (at the first load).
-        self._unsynced = marks_on_load
-        #: The version the first load's marks replaced, and theirs (`_past_marks`).
-        self._marked: tuple[int, int] | None = None
         self.loaded: Loaded | None = None
         self.epoch: int | None = None  # of the table's lease, taken when the state is loaded
         #: What the views need beyond `loaded` (None until the first commit after a load).
@@ -110,38 +104,9 @@ class TableActor(Actor):
         command goes to the owner)."""
         return await self._put(lambda: self._serve_call(service, reload))
 
-    async def presence(self, user_id: int, channel: str, *, connected: bool, holder: str) -> int | None:
-        """A socket of the user (its channel name, held by the process `holder`) opened or closed at the
-        table: counted here, and the seats marked as the count says (`flow.Present`: the last socket closing
-        starts the player's grace period, one opening ends it). Returns the new version, or None if no seat
-        changed. While sockets of other processes are counted, those processes are asked whether they are
-        alive (`live.presence.watch`)."""
-        if holder != process.name():
-            presence.watch(_actors, TableActor.lost)
-        return await self._put(lambda: self.count_socket(user_id, channel, connected, holder=holder))
-
-    def count_socket(
-        self, user_id: int, channel: str, connected: bool, *, holder: str | None = None
-    ) -> int | None:
-        """`presence`'s work, without the mailbox (for synchronous callers: tests)."""
-        if connected:
-            self.connections.opened(user_id, channel, holder or process.name())
-        else:
-            self.connections.closed(user_id, channel)
-        return self._mark_present()
-
-    async def lost(self, holder: str) -> int | None:
-        """The process `holder` did not answer (it died): its sockets are forgotten, and the players left
-        without one are marked gone."""
-        return await self._put(lambda: self._mark_present() if self.connections.lost(holder) else None)
-
-    def _mark_present(self) -> int | None:
+    def mark_present(self) -> int | None:
+        """The seats marked as the sockets counted say (`flow.Present`)."""
         return self._apply(lambda loaded: flow.Present(self.connections.users()))
-
-    def evict(self) -> None:
-        """Idle: leave the registry, unless sockets are open at the table: their count is kept here."""
-        if not self.connections:
-            super().evict()
 
     def _serve_call(self, service: Callable[[], Any], reload: bool) -> Any:
         try:
@@ -206,16 +171,14 @@ class TableActor(Actor):
         return changed
 
     def _past_marks(self, command: flow.Command) -> flow.Command:
-        """A command sent against the version that the first load's marks replaced (`_sync_presence`) is
-        taken as sent against theirs: the marks change nothing a player decided on or a deadline was set
-        for, so a take-over refuses no action and loses no deadline for them."""
-        marked = self._marked
-        if marked is None:
-            return command
-        if isinstance(command, flow.Act) and command.expected_version == marked[0]:
-            return replace(command, expected_version=marked[1])
-        if isinstance(command, flow.Expire) and command.version == marked[0]:
-            return flow.Expire(marked[1])
+        """The command as sent against the first load's marks if it was sent against the version they
+        replaced (`live.presence.CountingActor.past_marks`)."""
+        if isinstance(command, flow.Act):
+            seen = self.past_marks(command.expected_version)
+            if seen != command.expected_version:
+                return replace(command, expected_version=seen)
+        elif isinstance(command, flow.Expire) and self.past_marks(command.version) != command.version:
+            return flow.Expire(self.past_marks(command.version))
         return command
 
     def handle(self, build: Build, *, now: datetime | None = None) -> int | None:
@@ -266,21 +229,14 @@ class TableActor(Actor):
         raise ActionRefused("stale_version", "The table changed while this action was applied; try again.")
 
     def _sync_presence(self, now: datetime | None) -> None:
-        """This actor's first load of the table: mark its seats as the sockets counted here say, whatever the
-        database holds. A new owner counts nobody yet (the previous owner's count died with it), so every
-        seated player is marked disconnected from now; the sockets still open elsewhere tell it again when
-        they see their player marked (`TableConsumer._reannounce`), and the others' grace period runs."""
-        if not self._unsynced:
-            return
-        self._unsynced = False  # also while the marks are decided: their own reload does not mark again
-        before = self.loaded.state.version
-        try:
-            after = self.handle(lambda loaded: flow.Present(self.connections.users()), now=now)
-        except BaseException:
-            self._unsynced = True
-            raise
-        if after is not None:
-            self._marked = (before, after)
+        """At this actor's first load: the seats marked as the sockets counted here say (`synced`); the
+        sockets still open tell a new owner again when they see their player marked
+        (`TableConsumer._reannounce`)."""
+
+        def mark() -> int | None:
+            return self.handle(lambda loaded: flow.Present(self.connections.users()), now=now)
+
+        self.synced(self.loaded.state.version, mark)
 
     def _load(self) -> Loaded:
         """Take the table's lease (`live.lease.acquire`: raises `OwnedElsewhere`) and load its state."""
@@ -296,7 +252,7 @@ class TableActor(Actor):
         command failed. The next command here makes a new actor, which takes the lease again or learns who
         holds it (and the sockets here tell it again when they see their players marked gone)."""
         self.loaded = self.epoch = None
-        super().evict()
+        self.leave()
 
     def _commit(self, loaded: Loaded, outcome: flow.Outcome) -> int:
         """Write the outcome behind the fence. When every write of the outcome goes in the one batch (no chips
