@@ -13,6 +13,14 @@ commit. The turn deadline is the base's timer: when it rings, the bot moves for 
 After each commit the actor announces "table N is at version v" to the table's group; each consumer then
 sends its viewer that viewer's own view, built from the actor's memory here, or from the table as read
 once in this process when another process owns it (`seen`).
+
+Presence is the actor's memory, never stored (`connections`, `live.presence.CountingActor`, as blackjack's):
+each socket at the table, on any process, tells the owner when it opens and closes (`presence`), and
+`durak.table.Present` marks the seated players left without one (`Seat.gone`: their grace) and clears the
+others. A new actor counts nobody, so its first load marks every seated player gone (`synced`; an action or
+expiry sent against the version before those marks is taken as sent against theirs, `_past_marks`); the
+sockets still open tell it again when they see the mark (`DurakConsumer._reannounce`). The sweep's actor
+counts what an actor here counts, and marks only a table another owner held.
 """
 
 import asyncio
@@ -39,6 +47,7 @@ from durak.table import (
     Expire,
     Game,
     Outcome,
+    Present,
     Refused,
     Seat,
     Table,
@@ -46,8 +55,8 @@ from durak.table import (
     lobby_row_changed,
 )
 from live import clock as live_clock
-from live import lease
-from live.actor import Actor, Run
+from live import lease, presence
+from live.actor import Run
 from live.lease import OwnedElsewhere
 from tables import broadcast
 
@@ -71,12 +80,14 @@ class Stale(Exception):
     table, or another process took it over."""
 
 
-class DurakActor(Actor):
+class DurakActor(presence.CountingActor):
     #: A player whose connection went keeps their seat in a game this long (`durak.table`).
     grace_seconds: float = GRACE_SECONDS
 
-    def __init__(self, table_id: int) -> None:
-        super().__init__(table_id, _actors)
+    def __init__(
+        self, table_id: int, *, connections: presence.Connections | None = None, marks_on_load: bool = True
+    ) -> None:
+        super().__init__(table_id, _actors, connections=connections, marks_on_load=marks_on_load)
         self.table: Table | None = None
         self.epoch: int | None = None  # of the table's lease, taken when the table is loaded
 
@@ -87,26 +98,32 @@ class DurakActor(Actor):
             self._run = run
         return await self._put(lambda: self.handle(command))
 
+    def mark_present(self) -> int | None:
+        """The seats marked as the sockets counted say (`durak.table.Present`)."""
+        return self.handle(Present(self.connections.users()))
+
     async def current(self) -> Table:
         """The table in memory (loaded through the mailbox if it is not yet)."""
         return await self._put(self._loaded)
 
     def drop(self) -> None:
-        """Forget the table and leave the registry: it changed hands, or a command failed. The next command
-        here makes a new actor, which takes the lease again or learns who holds it."""
+        """Forget the table and the sockets counted, and leave the registry: it changed hands, or a command
+        failed. The next command here makes a new actor, which takes the lease again or learns who holds it
+        (and the sockets tell it again when they see their players marked gone)."""
         self.table = self.epoch = None
-        super().evict()
+        self.leave()
 
     def evict(self) -> None:
-        """Idle: leave the registry, unless a game is in play here: its turn timer still has to ring (the
-        next piece of work restarts the mailbox)."""
+        """Idle: leave the registry, unless a game is in play here (its turn timer still has to ring; the
+        next piece of work restarts the mailbox) or sockets are open at the table (their count is kept)."""
         if self.deadline() is not None and self.timers_enabled():
             return
         super().evict()
 
-    def _loaded(self) -> Table:
+    def _loaded(self, now: datetime | None = None) -> Table:
         """The table in memory; loaded, with its lease taken, if it is not. Raises `OwnedElsewhere` when
-        another live process holds the lease, or `DurakTable.DoesNotExist`: the actor is dropped."""
+        another live process holds the lease, or `DurakTable.DoesNotExist`: the actor is dropped. The first
+        load marks the seats as the sockets counted here say (`synced`: a new owner counts nobody)."""
         if self.table is None:
             try:
                 with transaction.atomic():
@@ -118,6 +135,7 @@ class DurakActor(Actor):
                 self.drop()
                 raise
             self.table, self.epoch = table, epoch
+            self.synced(table.version, lambda: self.handle(Present(self.connections.users()), now=now))
         return self.table
 
     def deadline(self) -> tuple[int, datetime] | None:
@@ -141,10 +159,10 @@ class DurakActor(Actor):
     def handle(self, command: Command, *, now: datetime | None = None) -> int | None:
         """Decide `command` on the table in memory and commit it; reload once if another writer moved it."""
         for _ in range(2):
-            before = self._loaded()
+            before = self._loaded(now)
             outcome = decide(
                 before,
-                command,
+                self._past_marks(command),
                 now or timezone.now(),
                 bot_seconds=settings.DURAK_BOT_SECONDS,
                 grace_seconds=self.grace_seconds,
@@ -167,6 +185,17 @@ class DurakActor(Actor):
                 broadcast.lobby_changed()
             return after.version
         raise Refused("stale_version", "The table changed while this action was applied; try again.")
+
+    def _past_marks(self, command: Command) -> Command:
+        """The command as sent against the first load's marks if it was sent against the version they
+        replaced (`live.presence.CountingActor.past_marks`)."""
+        if isinstance(command, Expire):
+            version = self.past_marks(command.version)
+            return command if version == command.version else Expire(version)
+        expected = getattr(command, "expected", None)
+        if expected is None or self.past_marks(expected) == expected:
+            return command
+        return replace(command, expected=self.past_marks(expected))
 
     def _announce(self, version: int) -> None:
         """Tell the table's viewers, in every process, that `version` is committed: sent on the actor's loop,
@@ -216,7 +245,7 @@ def renew_leases(*, now: datetime | None = None) -> set[int]:
     held = {
         key: actor.epoch
         for key, actor in list(_actors.items())
-        if actor.table is not None and actor.epoch is not None
+        if actor.epoch is not None and (actor.table is not None or actor.connections)
     }
     return live_clock.renew_held(DurakTable, _actors, held, now=now or timezone.now())
 
@@ -227,12 +256,20 @@ def sweep(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     if not settings.DURAK_TIMERS:
         return 0
-    due = DurakTable.objects.filter(deadline__lte=now).values_list(
-        "id", "version", "deadline", "owner", "lease_until"
+    due = list(
+        DurakTable.objects.filter(deadline__lte=now).values_list(
+            "id", "version", "deadline", "owner", "lease_until"
+        )
     )
+    owners = {row[0]: row[3] for row in due}
     changed = 0
     for key, version in live_clock.unowned(due, _actors, now=now):
-        applied = live_clock.claim(DurakTable, DurakActor(key), version, now=now, registry=_actors)
+        # The claim's actor counts the sockets an actor here counts; it marks the seats only when an owner
+        # held the table (that owner's count is gone).
+        held = _actors.get(key)
+        connections = held.connections if held is not None else None
+        actor = DurakActor(key, connections=connections, marks_on_load=bool(owners[key]))
+        applied = live_clock.claim(DurakTable, actor, version, now=now, registry=_actors)
         changed += applied is not None
     return changed
 

@@ -14,12 +14,15 @@ Messages: `{"action": "sit" | "leave" | "add_bot" | "ready" | "start"}`, or an e
 each may carry `"v"`, the version the sender saw (then a resent frame is applied once). `ready` and `start`
 may carry `"seed"`, the player's contribution to the deck's client seed (the deal mixes the seeds of every
 playing player's ready or start; a random one when none is sent).
-A seated player's connecting and disconnecting is told to the table (`Presence`: the reconnect grace).
+Each socket of a logged-in user tells the table's owner when it opens and closes, with its channel name and
+process (`op` "presence": the owner counts the sockets, `DurakActor.presence`, for the reconnect grace), and
+tells it again when a view shows its player marked gone (`_reannounce`: a new owner counts nobody).
 """
 
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 import time
 
@@ -31,7 +34,7 @@ from durak.models import DurakTable
 from durak.remote import ENGINE_ACTIONS, DurakRoute
 from durak.table import Refused
 from durak.view import table_view
-from live import forward
+from live import forward, process
 from live.consumer import POLICY_VIOLATION, FloodGuard, LiveConsumer, query, unwrapped
 from live.lease import OwnedElsewhere
 from tables.rendering import LIVE_TEMPLATE as BALANCE_TEMPLATE
@@ -39,8 +42,6 @@ from tables.rendering import LIVE_TEMPLATE as BALANCE_TEMPLATE
 LIVE_TEMPLATE = "durak/partials/live.html"
 MAX_FRAME_CHARS = 1024
 KEYS = {"action", "v", "card", "target", "seed", "HEADERS"}
-#: Open sockets per (table, user) in this process: a second tab closing does not start a grace.
-_sockets: dict[tuple[int, int], int] = {}
 TABLE_ACTIONS = ("sit", "leave", "add_bot", "ready", "start")
 UNAVAILABLE = Refused(
     "unavailable",
@@ -48,6 +49,8 @@ UNAVAILABLE = Refused(
     "Retry it as it was (the same v): if it was applied, the retry is refused as stale_version.",
 )
 DATABASE_DOWN = Refused("unavailable", "The server cannot reach its database; nothing was changed. Retry.")
+
+logger = logging.getLogger(__name__)
 
 
 class DurakConsumer(LiveConsumer):
@@ -61,6 +64,11 @@ class DurakConsumer(LiveConsumer):
         self.sent = -1
         self.flood = FloodGuard()
         self.route = DurakRoute(self.table_id, self.channel_name)
+        # Whether the owner was told this socket is open (`tell_presence`), the task telling it again
+        # (`_reannounce`) and the version that made it.
+        self.told = False
+        self.reannouncing: asyncio.Task | None = None
+        self.reannounced = -1
         watched_on(asyncio.get_running_loop())
         try:
             await self._own_if_free()
@@ -72,6 +80,7 @@ class DurakConsumer(LiveConsumer):
         await self.accept()
         await self.send_view()  # first: telling a dead owner of the presence waits for its reply
         await self.tell_presence(connected=True)
+        self.told = True
 
     async def _own_if_free(self) -> None:
         """A table no live process owns is taken by this process (its actor loads it and takes the lease),
@@ -90,28 +99,42 @@ class DurakConsumer(LiveConsumer):
         if getattr(self, "viewers", None) is None:
             return  # closed before it joined: no such table
         await self.leave_viewers()
+        if self.reannouncing is not None:  # its "open" must reach the owner before this "closed"
+            self.reannouncing.cancel()
+            await asyncio.gather(self.reannouncing, return_exceptions=True)
         await self.tell_presence(connected=False)
 
     async def tell_presence(self, *, connected: bool) -> None:
-        """A seated player's connection came or went: the table's owner starts their reconnect grace when
-        their last socket to it in this process closes, and ends it when one opens (through `durak.remote`, as
-        actions go). An owner that does not answer is gone: its successor loads the table with the grace
-        marks it stored."""
+        """Tell the table's owner that this socket opened or closed (through `durak.remote`, as actions go):
+        it counts each user's sockets by channel name and process, so a player's grace starts when their last
+        socket, on any process, closes. An owner that does not answer is gone: its successor marks the
+        player gone, and `_reannounce` tells it again."""
         if self.user_id is None:
             return
-        key = (self.table_id, self.user_id)
-        _sockets[key] = _sockets.get(key, 0) + (1 if connected else -1)
-        if _sockets[key] <= 0:
-            del _sockets[key]
-        elif not connected:
-            return  # another tab of theirs is still open
-        with contextlib.suppress(DurakTable.DoesNotExist):
-            table = await seen(self.table_id)
-            if not any(seat.user_id == self.user_id for seat in table.seats):
-                return  # a viewer without a seat: the table has no grace to keep for them
-        body = {"op": "presence", "connected": connected}
-        with contextlib.suppress(Refused, forward.Unreachable, DatabaseFailure, DurakTable.DoesNotExist):
-            await self.route.send(body, user=self.user, in_handler=True)
+        body = {
+            "op": "presence",
+            "connected": connected,
+            "channel": self.channel_name,
+            "process": process.name(),
+        }
+        try:
+            with contextlib.suppress(Refused, DatabaseFailure, DurakTable.DoesNotExist):
+                await self.route.send(body, user=self.user, in_handler=True)
+        except forward.Unreachable:
+            logger.warning("durak table %s: presence not told, its owner did not answer", self.table_id)
+
+    def _reannounce(self, table) -> None:
+        """This socket is open, yet the version shows its player marked gone: the owner that counted it died
+        or dropped its count (a new owner counts nobody). Tell it again, once per version that shows the mark,
+        without holding up this connection's views."""
+        if not self.told or table.version <= self.reannounced:
+            return
+        if self.reannouncing is not None and not self.reannouncing.done():
+            return
+        mine = table.seat_of(self.user_id)
+        if mine is not None and mine.gone is not None and not mine.away:
+            self.reannounced = table.version
+            self.reannouncing = asyncio.create_task(self.tell_presence(connected=True))
 
     async def receive(self, text_data=None, bytes_data=None):
         verdict = self.flood.hit(time.monotonic())
@@ -200,6 +223,7 @@ class DurakConsumer(LiveConsumer):
             await self.send(text_data=json.dumps(view))
         else:
             await self.send(text_data=render_to_string(LIVE_TEMPLATE, {"view": view, "oob": True}))
+        self._reannounce(table)
 
     async def send_error(self, refusal: Refused):
         error = {"type": "error", "code": refusal.code, "message": refusal.message}

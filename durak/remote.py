@@ -4,11 +4,12 @@ forwarded over the channel layer to the owning process, whose answer (the new ve
 and message, raised again here as `Refused`) ends the command exactly as a local one would.
 
 A command crosses as the player's checked message (`DurakConsumer.parse`: the action, its card and target,
-the version the player saw, the player's seed) with the player's id and name (`op` "act"), or as a player's
-socket opening or closing (`op` "presence": the reconnect grace); the owner makes the table
-command of it (`command_of`), so a new game's server seed is made by the process that keeps it, and never
-crosses the layer. A forwarded action carries the version its player saw, so an action the owner applied
-after its answer was lost is refused as `stale_version` when retried: applied once.
+the version the player saw, the player's seed) with the player's id and name (`op` "act"); the owner makes
+the table command of it (`command_of`), so a new game's server seed is made by the process that keeps it, and
+never crosses the layer. A user's socket opening or closing is `op` "presence" (`connected`, and the
+socket's `channel` and `process`): the owner counts it (`DurakActor.presence`: the reconnect grace). A
+forwarded action carries the version its player saw, so an action the owner applied after its answer was lost
+is refused as `stale_version` when retried: applied once.
 """
 
 from typing import Any
@@ -17,7 +18,7 @@ from channels.db import database_sync_to_async
 
 from durak import actor as durak_actor
 from durak.models import DurakTable
-from durak.table import Act, AddBot, Command, Leave, Presence, Ready, Refused, Sit, Start
+from durak.table import Act, AddBot, Command, Leave, Ready, Refused, Sit, Start
 from live import route
 from live.actor import Run
 from tables.engine.shoe import new_server_seed
@@ -52,17 +53,23 @@ def command_of(message: dict[str, Any], user_id: int, name: str) -> Command:
 
 
 async def apply_here(body: dict[str, Any], *, user=None, run: Run | None = None) -> int | None:
-    """Apply a player's message through the table's actor in this process: the new version (None: nothing
-    changed). Raises `Refused`, `DurakTable.DoesNotExist`, or `OwnedElsewhere` from the actor's load."""
+    """Apply a player's message, or count a socket, through the table's actor in this process: the new
+    version (None: nothing changed). Raises `Refused`, `DurakTable.DoesNotExist`, or `OwnedElsewhere` from
+    the actor's load."""
     user_id = user.pk if user is not None else body["user"]
     match body.get("op"):
         case "act":
             command = command_of(body["message"], user_id, body["name"])
         case "presence":
-            command = Presence(user_id, bool(body["connected"]))
+            channel, holder = body.get("channel"), body.get("process")
+            if not isinstance(channel, str) or not channel or not isinstance(holder, str) or not holder:
+                raise Refused("bad_message", "A presence names its socket's channel and process.")
+            actor = durak_actor.actor_for(body["table"])
+            return await actor.presence(user_id, channel, connected=bool(body["connected"]), holder=holder)
         case op:
             raise Refused("bad_message", f"Unknown Durak table command {op!r}.")
-    return await durak_actor.actor_for(body["table"]).tell(command, run=run or database_sync_to_async)
+    actor = durak_actor.actor_for(body["table"])
+    return await actor.tell(command, run=run or database_sync_to_async)
 
 
 route.serve(KIND, apply_here, refusal=Refused, gone=DurakTable.DoesNotExist)

@@ -16,9 +16,10 @@ play; another line-up starts a new one.
 Nobody can stall a game. Whoever must move next (`to_act`) has a turn deadline: `turn_seconds` for a
 player, `bot_seconds` for a bot or an away player. When a player's passes, the table moves for them
 (`timeout_action`): an attacker is done, a defender takes, and a lead that is due (a bout cannot be skipped)
-is the bot's cheapest card. A player whose socket went (`Presence`) has `GRACE_SECONDS` to come back; then, or
-at once if they leave, they are `away`: the bot plays their seat to the game's end, and they settle (stake,
-rating) as the seat does, so an absent player left holding cards loses as the fool. The table's `deadline`
+is the bot's cheapest card. A player left without a socket at the table (`Present`: who has one, as the
+table's owner counts them) has `GRACE_SECONDS` to come back; then, or at once if they leave, they are
+`away`: the bot plays their seat to the game's end, and they settle (stake, rating) as the seat does, so an
+absent player left holding cards loses as the fool. The table's `deadline`
 (the actor's one timer) is the earliest of the turn deadline and the graces; `Expire` is keyed on the version.
 A table that no player holds a seat at between games closes (it leaves the lobby).
 
@@ -182,11 +183,12 @@ class Ready:
 
 
 @dataclass(frozen=True, slots=True)
-class Presence:
-    """The player's connection to the table came (`connected`) or went."""
+class Present:
+    """Who has a socket open at the table, as its owner counts them (`live.presence`): the other seated
+    players are marked gone from now (their grace runs; a mark already set keeps its time), these players'
+    marks are cleared. An away player stays away for the rest of the game."""
 
-    user_id: int
-    connected: bool
+    players: frozenset[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +208,7 @@ class Expire:
     version: int
 
 
-Command = Sit | Leave | AddBot | Ready | Start | Act | Presence | Expire
+Command = Sit | Leave | AddBot | Ready | Start | Act | Present | Expire
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +244,7 @@ def decide(
     expected = getattr(command, "expected", None)
     if expected is not None and expected != table.version:
         raise Refused("stale_version", "The table has moved on since you looked; here is its state now.")
-    if table.status == CLOSED and not isinstance(command, Expire | Presence):
+    if table.status == CLOSED and not isinstance(command, Expire | Present):
         raise Refused("table_closed", "This table is closed.")
     match command:
         case Sit():
@@ -257,8 +259,8 @@ def decide(
             outcome = _ready(table, command)
         case Act():
             outcome = _act(table, command)
-        case Presence():
-            outcome = _presence(table, command, now)
+        case Present():
+            outcome = _present(table, command, now)
         case Expire():
             outcome = _expire(table, command, now, grace_seconds)
         case _:
@@ -437,16 +439,18 @@ def _act(table: Table, command: Act) -> Outcome:
     return _played(table, seat.number, action, by_bot=False, seats_changed=back)
 
 
-def _presence(table: Table, command: Presence, now: datetime) -> Outcome | None:
-    """A player's connection came or went: the grace starts or ends (None: no change, e.g. a spectator, a
-    second tab, or an away player, who stays away for the rest of the game)."""
-    seat = table.seat_of(command.user_id)
-    if seat is None or seat.away:
+def _present(table: Table, command: Present, now: datetime) -> Outcome | None:
+    """The players' connections as the owner counts them: graces start or end (None: no seat changes, e.g.
+    a spectator or a second tab came or went)."""
+    seats = tuple(
+        replace(seat, gone=None if seat.user_id in command.players else (seat.gone or now))
+        if seat.user_id is not None and not seat.away
+        else seat
+        for seat in table.seats
+    )
+    if seats == table.seats:
         return None
-    gone = None if command.connected else (seat.gone or now)
-    if gone == seat.gone:
-        return None
-    return Outcome(_with_seat(table, replace(seat, gone=gone)), seats_changed=True)
+    return Outcome(replace(table, seats=seats), seats_changed=True)
 
 
 def _expire(table: Table, command: Expire, now: datetime, grace_seconds: float) -> Outcome | None:

@@ -15,7 +15,7 @@ from durak.table import (
     AddBot,
     Expire,
     Leave,
-    Presence,
+    Present,
     Ready,
     Refused,
     Seat,
@@ -237,22 +237,27 @@ def test_timeout_action_prefers_take_then_done():
 # --- the reconnect grace ---
 
 
+def only(*players: int) -> Present:
+    """The owner counts sockets of these players only."""
+    return Present(frozenset(players))
+
+
 def test_a_player_who_returns_within_the_grace_keeps_the_seat():
     table = two_players()
-    table = run(table, Presence(BOB, False), now=T0 + timedelta(seconds=5))
+    table = run(table, only(ALICE), now=T0 + timedelta(seconds=5))
     bob = table.seat_of(BOB)
     assert bob.gone == T0 + timedelta(seconds=5)
     assert not bob.away
     assert table.deadline == min(table.turn_deadline, T0 + timedelta(seconds=35))
     assert table.turn_deadline == T0 + timedelta(seconds=20)  # a presence does not reset the turn time
-    table = run(table, Presence(BOB, True), now=T0 + timedelta(seconds=30))
+    table = run(table, only(ALICE, BOB), now=T0 + timedelta(seconds=30))
     assert table.seat_of(BOB).gone is None
-    assert decide(table, Presence(BOB, True), T0) is None  # a second tab: nothing changes
+    assert decide(table, only(ALICE, BOB), T0) is None  # a second tab: nothing changes
 
 
 def test_after_the_grace_the_bot_plays_the_seat_for_the_rest_of_the_game():
     table = two_players(turn_seconds=300)
-    table = run(table, Presence(BOB, False), now=T0)
+    table = run(table, only(ALICE), now=T0)
     assert table.deadline == T0 + timedelta(seconds=30)
     outcome = decide(table, Expire(table.version), T0 + timedelta(seconds=30), bot_seconds=1.0)
     table = outcome.table
@@ -261,7 +266,7 @@ def test_after_the_grace_the_bot_plays_the_seat_for_the_rest_of_the_game():
     if table.to_act() == table.seat_of(BOB).number:
         assert table.turn_deadline == T0 + timedelta(seconds=31)  # the bot's short time from now
     # Coming back does not end it: the bot plays to the game's end.
-    assert decide(table, Presence(BOB, True), T0) is None
+    assert decide(table, only(ALICE, BOB), T0) is None
     refused(table, Act(BOB, {"action": "take"}), "away")
     table = _play_to_the_end(table)
     assert table.seat_of(BOB) is None  # his seat is free after the game
@@ -275,11 +280,21 @@ def test_a_player_who_leaves_mid_game_is_away_at_once():
 
 
 def test_a_spectator_s_presence_changes_nothing():
-    assert decide(two_players(), Presence(CAROL, False), T0) is None
+    assert decide(two_players(), only(ALICE, BOB, CAROL), T0) is None
+    assert decide(two_players(), only(ALICE, BOB), T0) is None
+
+
+def test_every_seated_player_without_a_socket_is_marked_and_an_earlier_mark_keeps_its_time():
+    table = run(two_players(), only(), now=T0 + timedelta(seconds=5))
+    assert table.seat_of(ALICE).gone == table.seat_of(BOB).gone == T0 + timedelta(seconds=5)
+    table = run(table, only(ALICE), now=T0 + timedelta(seconds=9))
+    assert table.seat_of(ALICE).gone is None
+    assert table.seat_of(BOB).gone == T0 + timedelta(seconds=5)  # his grace runs from his first mark
+    assert table.deadline == min(table.turn_deadline, T0 + timedelta(seconds=35))
 
 
 def test_the_grace_of_a_player_not_in_the_game_does_not_run():
-    table = run(two_players(), Sit(CAROL, "Carol"), Presence(CAROL, False))
+    table = run(two_players(), Sit(CAROL, "Carol"), only(ALICE, BOB))
     assert table.seat_of(CAROL).gone is not None
     assert table.deadline == table.turn_deadline
 
@@ -287,7 +302,7 @@ def test_the_grace_of_a_player_not_in_the_game_does_not_run():
 def test_a_closed_table_ignores_presence():
     table = run(new_table(), Sit(ALICE, "Alice"), Leave(ALICE))
     assert table.status == CLOSED
-    assert decide(table, Presence(ALICE, False), T0) is None
+    assert decide(table, only(), T0) is None
 
 
 def _play_to_the_end(table: Table) -> Table:

@@ -104,7 +104,7 @@ def test_the_clock_renews_and_sweeps_every_game_it_knows(open_durak, alice, sett
     durak_actor.forget_actors()  # the owner is gone (its lease still runs)
     later = deadline + timedelta(seconds=LEASE_SECONDS + 1)
     assert live_clock.sweep(now=later) >= 1  # blackjack's sweep finds nothing; Durak's applies the deadline
-    assert version_of(table.pk) == 4
+    assert version_of(table.pk) == 5  # the owner's count died with it: Alice marked gone, then the bot's move
 
 
 def test_a_deadline_nobody_owns_is_applied_by_the_sweep_exactly_once(open_durak, alice, settings):
@@ -135,10 +135,12 @@ def test_the_sweep_leaves_a_live_owners_table_to_it(open_durak, alice, settings)
     due = max(deadline, timezone.now()) + timedelta(seconds=1)
     assert durak_actor.sweep(now=due) == 0
     assert version_of(table.pk) == version
-    # That owner died: once its lease lapsed, the sweep takes the table over and applies the deadline.
+    # That owner died: once its lease lapsed, the sweep takes the table over, marks Alice gone (the owner's
+    # count died with it) and applies the deadline.
     DurakTable.objects.filter(pk=table.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert durak_actor.sweep(now=due) == 1
-    assert version_of(table.pk) == version + 1
+    assert version_of(table.pk) == version + 2
+    assert DurakAction.objects.filter(version=version + 2, by_bot=True).count() == 1
     assert lease_of(table.pk) == ("", 3)
 
 
@@ -146,7 +148,8 @@ def test_a_leave_by_another_actor_of_this_process_is_caught_by_the_version(open_
     table = open_durak(seats=3)
     actor = durak_actor.actor_for(table.pk)
     actor.handle(Sit(alice.pk, "Alice"))
-    durak_actor.DurakActor(table.pk).handle(Sit(bob.pk, "Bob"))  # the same lease, the version moves
+    # The same lease, the version moves (that actor counts no sockets of its own: no marks on load).
+    durak_actor.DurakActor(table.pk, marks_on_load=False).handle(Sit(bob.pk, "Bob"))
     assert actor.handle(Leave(alice.pk)) == 3
     assert actor.epoch == 1
     assert actor.handle(Expire(0)) is None
