@@ -98,9 +98,9 @@ class DurakActor(presence.CountingActor):
             self._run = run
         return await self._put(lambda: self.handle(command))
 
-    def mark_present(self) -> int | None:
+    def mark_present(self, now: datetime | None = None) -> int | None:
         """The seats marked as the sockets counted say (`durak.table.Present`)."""
-        return self.handle(Present(self.connections.users()))
+        return self.handle(Present(self.connections.users()), now=now)
 
     async def current(self) -> Table:
         """The table in memory (loaded through the mailbox if it is not yet)."""
@@ -135,7 +135,7 @@ class DurakActor(presence.CountingActor):
                 self.drop()
                 raise
             self.table, self.epoch = table, epoch
-            self.synced(table.version, lambda: self.handle(Present(self.connections.users()), now=now))
+            self.synced(table.version, lambda: self.mark_present(now))
         return self.table
 
     def deadline(self) -> tuple[int, datetime] | None:
