@@ -98,10 +98,14 @@ class _Shared:
     paid: dict[int, int] = field(default_factory=dict)
     #: This is a dealer frame: nobody has anything to decide.
     revealing: bool = False
+    #: The version this was built of: `table` is the table's row as its actor keeps it, which the actor's
+    #: next commits update in place while this is still on its way to viewers.
+    #: (Given only by `replace`, which keeps it: a dealer frame is of the version it was made from.)
+    version: int | None = None
 
-    @property
-    def version(self) -> int:
-        return self.table.version
+    def __post_init__(self) -> None:
+        if self.version is None:
+            object.__setattr__(self, "version", self.table.version)
 
     @cached_property
     def table_json(self) -> str:

@@ -445,3 +445,15 @@ def test_avatar_urls_follow_a_change_of_the_static_settings(table, alice, act, s
     settings.STATIC_URL = "/assets/"
     seat = build_table_view(table_id=table.pk, user=alice)["table"]["seats"][0]
     assert seat["avatar_url"] == f"/assets/avatars/{alice.avatar}.svg"
+
+
+def test_a_shared_part_keeps_the_version_it_was_built_of():
+    """An actor keeps its table's row and updates it in place at its next commit, while the shared part of
+    the previous version may still be on its way to viewers: that part still says its own version (it said
+    the newer one, so a viewer could take the older content for the newer version and skip the real one)."""
+    table = make_table()
+    shared = read_shared(table.pk)
+    version = shared.version
+    shared.table.version += 1  # the actor's next commit
+    assert shared.version == version
+    assert view_of(shared, AnonymousUser()).version == version
