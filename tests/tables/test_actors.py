@@ -12,7 +12,6 @@ import select
 import psycopg
 import pytest
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -280,12 +279,8 @@ async def test_a_deadline_another_writer_applied_first_is_not_applied_again_by_t
 
 # --- the fence as the first statement of the write pipeline (PostgreSQL) ---------------------------------
 
-on_postgresql = pytest.mark.skipif(
-    not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"), reason="a pipeline needs PostgreSQL"
-)
 
-
-@on_postgresql
+@pytest.mark.postgres  # a pipeline needs PostgreSQL
 @pytest.mark.django_db(transaction=True)  # no test transaction around: its savepoints would be counted
 def test_an_ordinary_action_is_one_round_trip_before_commit(table, alice, bob):
     tell(table, alice, "sit", seat=1)
@@ -302,7 +297,7 @@ def test_an_ordinary_action_is_one_round_trip_before_commit(table, alice, bob):
     assert not [statement for statement in sql if statement.lstrip().upper().startswith("SELECT")], sql
 
 
-@on_postgresql
+@pytest.mark.postgres  # a pipeline needs PostgreSQL
 @pytest.mark.django_db
 def test_the_fence_in_the_pipeline_catches_another_writer(table, alice, bob, carol, act, monkeypatch):
     seen = tell(table, alice, "sit", seat=1)
@@ -328,7 +323,7 @@ def test_the_fence_in_the_pipeline_catches_another_writer(table, alice, bob, car
     }
 
 
-@on_postgresql
+@pytest.mark.postgres  # a pipeline needs PostgreSQL
 @pytest.mark.django_db
 def test_a_fence_miss_reported_while_the_pipeline_is_sent_ends_the_pipeline_cleanly(
     table, alice, bob, carol, act, monkeypatch, caplog
