@@ -12,9 +12,14 @@ and signed with the key. A message that does not verify was written by someone w
 than the layer's expiry, a replay): channels-redis raises `InvalidToken` out of `receive`, which ends the
 consumer that happened to pop it, so anyone who can write to Redis could close other people's sockets. Here
 it is logged and skipped, and the receiver waits for the next message.
+
+`group_channels` reads who renewed their membership of a group lately (without sending anything): a process's
+relay of table notices (`tables.broadcast`) sends a table's notices only while another live process is in the
+table's group.
 """
 
 import logging
+import time
 
 from channels_redis.core import RedisChannelLayer as ChannelsRedisLayer
 from cryptography.fernet import InvalidToken
@@ -42,3 +47,12 @@ class RedisChannelLayer(ChannelsRedisLayer):
                 return await super().receive_single(channel)
             except InvalidToken:
                 logger.warning("channel layer: dropped a message on %s that did not verify", channel)
+
+    async def group_channels(self, group: str, *, within: float) -> list[str]:
+        """The channels added to `group` (or added again) in the last `within` seconds: the members that
+        renew their membership that often and are still alive. (`group_send` sends to every member of the
+        group expiry, a day: a process that died stays in its groups that long.)"""
+        assert self.require_valid_group_name(group), "Group name not valid"
+        connection = self.connection(self.consistent_hash(group))
+        members = await connection.zrangebyscore(self._group_key(group), min=time.time() - within, max="+inf")
+        return [member.decode("utf8") for member in members]

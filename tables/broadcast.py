@@ -10,7 +10,12 @@ the viewers here then get the shared part read once from the database for all of
 Between processes: only content-free notices ("table N is at version v", "chat line m at table N", "the
 lobby changed") and emotes (public: a reaction from the emote list and its sender's name, never stored) over
 Channels' channel layer. A process that has viewers of table N joins the layer's group `table-N` with one
-channel of its own (`_Relay`), and the lobby's group while it has lobby viewers. Nothing on the layer is
+channel of its own (`_Relay`), and the lobby's group while it has lobby viewers. A group this process is in
+gets notices only while another live process is in it too: the relay reads the group's members (those that
+renewed their membership lately) when it joins and every `REFRESH_SECONDS`, and a relay that joins a group
+with others in it tells them (`relay.joined`). Where
+the load balancer sends each table's sockets to its owner (docs/deployment.md) nobody else is in the group,
+and a commit costs no Redis traffic at all. Nothing on the layer is
 trusted for content: a notice only makes this process read the table from the database (a forged one costs a
 read; an emote is checked against the emote list), and no view part, hole card or seed crosses Redis. With
 the in-memory layer this process is the only one and the layer is not used. After the relay loses the layer
@@ -51,6 +56,8 @@ RETRY_SECONDS = 1.0
 #: The relay adds itself to its groups again this often: a Redis that restarted (without persistence) lost
 #: every membership, and redis-py may reconnect the relay's reads without an error to tell it.
 REFRESH_SECONDS = 5.0
+#: A relay in a group that has not renewed its membership for this long is taken for dead (`_look`).
+LIVE_MEMBER_SECONDS = 3 * REFRESH_SECONDS
 
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
@@ -222,6 +229,8 @@ class _Relay:
         self.registry, self.layer = registry, layer
         self.channel: str | None = None
         self.joined: set[str] = set()
+        #: Whether another process is in each group joined here, as last read or told (`_look`).
+        self.others: dict[str, bool] = {}
         self._task: asyncio.Task | None = None
         self._refreshing: asyncio.Task | None = None
 
@@ -238,14 +247,28 @@ class _Relay:
         channel = await self._ensure()
         self.joined.add(group)
         await self.layer.group_add(group, channel)
+        if await self._look(group):
+            await self.layer.group_send(group, {"type": "relay.joined", "group": group, "from": channel})
 
     async def leave(self, group: str) -> None:
         self.joined.discard(group)
+        self.others.pop(group, None)
         if self.channel is not None:
             await self.layer.group_discard(group, self.channel)
 
     async def send(self, group: str, message: dict) -> None:
+        """Send a notice to the other processes in `group` (none to a group this process is in alone)."""
+        if self.others.get(group) is False:
+            return
         await self.layer.group_send(group, {**message, "from": self.channel or ""})
+
+    async def _look(self, group: str) -> bool:
+        """Read whether another process is in `group` (one this process is in), and remember it."""
+        channels = await self.layer.group_channels(group, within=LIVE_MEMBER_SECONDS)
+        others = any(channel != self.channel for channel in channels)
+        if group in self.joined:
+            self.others[group] = others
+        return others
 
     async def _receive(self) -> None:
         while True:
@@ -264,13 +287,15 @@ class _Relay:
                 logger.warning("the relay skipped a message it could not read: %r", message, exc_info=True)
 
     async def _refresh(self) -> None:
-        """Join the groups again every `REFRESH_SECONDS` (nothing is read: a notice lost meanwhile is made
-        good by the table's next one, which makes this process read the table's current version)."""
+        """Join the groups again every `REFRESH_SECONDS` and read again who else is in them (no table is read:
+        a notice lost meanwhile is made good by the table's next one, which makes this process read the
+        table's current version; a `relay.joined` lost meanwhile, by this read)."""
         while True:
             await asyncio.sleep(REFRESH_SECONDS)
             try:
                 for group in list(self.joined):
                     await self.layer.group_add(group, self.channel)
+                    await self._look(group)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -280,6 +305,7 @@ class _Relay:
         try:
             for group in list(self.joined):
                 await self.layer.group_add(group, self.channel)
+                await self._look(group)
         except Exception:
             logger.warning("the relay could not join its groups again", exc_info=True)
             return
@@ -289,6 +315,11 @@ class _Relay:
         if message.get("from") == self.channel:
             return  # sent from here, and shown here already
         kind = message.get("type")
+        if kind == "relay.joined":
+            group = message.get("group")
+            if group in self.joined:  # (one left since is read again at the next refresh)
+                self.others[group] = True  # another process shows it now: send it the group's notices
+            return
         if kind == "lobby.changed":
             self.registry.deliver(LOBBY_GROUP, {"type": "lobby.changed"})
             return

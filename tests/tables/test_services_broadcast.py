@@ -6,6 +6,7 @@ reason to read. (That a refused change sends nothing is tested in test_clock.py.
 import asyncio
 import os
 import threading
+import time
 
 import pytest
 from channels.layers import get_channel_layer
@@ -259,7 +260,7 @@ async def test_an_emote_crosses_to_the_other_processes_and_is_checked_on_arrival
     await viewer.nothing()
 
 
-@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis: set REDIS_URL=redis://...")
+@pytest.mark.redis
 @pytest.mark.asyncio
 @pytest.mark.django_db(transaction=True)
 async def test_between_processes_only_the_version_crosses_redis(table, alice, bob, act, settings):
@@ -271,7 +272,8 @@ async def test_between_processes_only_the_version_crosses_redis(table, alice, bo
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "blackjack_site.channel_layer.RedisChannelLayer",
-            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "prefix": "views-test"},
+            # A prefix of its own: no member of an earlier run is in its groups.
+            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "prefix": f"views-test-{time.time_ns()}"},
         }
     }
     channel_layers.backends.clear()
@@ -279,12 +281,20 @@ async def test_between_processes_only_the_version_crosses_redis(table, alice, bo
         await in_a_thread(act, table, alice, "sit", seat=1)
         await in_a_thread(act, table, bob, "sit", seat=2)
         loop = asyncio.get_running_loop()
-        here = await listening(table_group(table.pk))
+        group = table_group(table.pk)
+        here = await listening(group)
+        relay = broadcast._registry(loop).relay
+        assert relay.others[group] is False  # alone in the group: its commits are told nobody
         elsewhere = broadcast._Registry(loop)  # another process's registry (a channel of its own)
         theirs = Listener()
-        await elsewhere.join(table_group(table.pk), theirs)
-        sent = []
+        await elsewhere.join(group, theirs)
         layer = get_channel_layer()
+        members = await layer.group_channels(group, within=broadcast.LIVE_MEMBER_SECONDS)
+        assert sorted(members) == sorted([relay.channel, elsewhere.relay.channel])
+        async with asyncio.timeout(5):  # the other process told this one it joined (`relay.joined`)
+            while not relay.others[group]:
+                await asyncio.sleep(0.01)
+        sent = []
         group_send = layer.group_send
 
         async def recorded(group, message):
@@ -293,19 +303,89 @@ async def test_between_processes_only_the_version_crosses_redis(table, alice, bo
 
         layer.group_send = recorded
         version = await through_actor(table, alice, "bet", amount=10)
-        assert (await here.receive())["shared"] is actors.actor_for(table.pk).view
-        told = await theirs.receive()
+        # (The actor's first load marked the seated players, who have no socket here, as gone: a version of
+        # its own before the bet's.)
+        mine = await until_version(here, version)
+        assert mine["shared"] is actors.actor_for(table.pk).view
+        told = await until_version(theirs, version)
         assert told["type"] == "table.shared"
-        assert told["shared"].version == version
         assert told["shared"] is not actors.actor_for(table.pk).view  # read from the database there
         assert told["shared"].view_table == actors.actor_for(table.pk).view.view_table
-        assert [set(message) for message in sent] == [{"type", "table", "v", "from"}]
+        assert sent
+        assert all(set(message) == {"type", "table", "v", "from"} for message in sent)
+        assert sent[-1]["v"] == version
         await here.nothing()
     finally:
         channel_layers.backends.clear()
 
 
-class FailingOnceLayer(FakeLayer):
+async def until_version(listener: Listener, version: int) -> dict:
+    """The first view part of `version` the listener is handed (those of earlier versions skipped)."""
+    while True:
+        message = await listener.receive()
+        if message["type"] == "table.shared" and message["shared"].version >= version:
+            assert message["shared"].version == version
+            return message
+
+
+class GroupsLayer(FakeLayer):
+    """A layer of several processes that keeps its groups' members (`group_channels`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.members: dict[str, set[str]] = {}
+
+    async def group_add(self, group: str, channel: str) -> None:
+        self.members.setdefault(group, set()).add(channel)
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        self.members.get(group, set()).discard(channel)
+
+    async def group_channels(self, group: str, *, within: float) -> list[str]:
+        return sorted(self.members.get(group, ()))
+
+
+def relay_of(layer, channel: str) -> broadcast._Relay:
+    relay = broadcast._Relay(broadcast._Registry(asyncio.get_running_loop()), layer)
+    relay.channel = channel  # (no receiving task: the test hands it its messages)
+    return relay
+
+
+@pytest.mark.asyncio
+async def test_a_group_no_other_process_is_in_gets_no_notice():
+    """The notices of a table shown by this process alone cost nothing on the layer; once another process
+    joins the table's group (and says so, or is found at the next read) they are sent, until it leaves."""
+    layer = GroupsLayer()
+    here, there = relay_of(layer, "relay.here"), relay_of(layer, "relay.there")
+    notice = {"type": "table.changed", "table": 7, "v": 1}
+    await here.join("table-7")
+    await here.send("table-7", notice)
+    assert layer.sent == []
+
+    await there.join("table-7")  # it finds this process in the group, and tells it
+    joined = {"type": "relay.joined", "group": "table-7", "from": "relay.there"}
+    assert layer.sent == [("table-7", joined)]
+    here._handle(joined)
+    await here.send("table-7", notice)
+    assert layer.sent[-1] == ("table-7", {**notice, "from": "relay.here"})
+
+    await there.leave("table-7")
+    await here._look("table-7")  # its next refresh
+    layer.sent.clear()
+    await here.send("table-7", notice)
+    assert layer.sent == []
+
+    await layer.group_add("table-7", "relay.silent")  # joined, but its `relay.joined` was lost
+    await here._look("table-7")
+    await here.send("table-7", notice)
+    assert layer.sent == [("table-7", {**notice, "from": "relay.here"})]
+    await here.send("table-8", notice)  # a group it is not in: sent (it cannot know who is there)
+    assert layer.sent[-1] == ("table-8", {**notice, "from": "relay.here"})
+    here._handle({**joined, "group": "table-9"})  # of a group it left meanwhile: nothing to do
+    assert "table-9" not in here.others
+
+
+class FailingOnceLayer(GroupsLayer):
     """A layer whose first receive fails (Redis restarted), then waits for good; joins are recorded."""
 
     def __init__(self) -> None:
@@ -318,6 +398,7 @@ class FailingOnceLayer(FakeLayer):
 
     async def group_add(self, group: str, channel: str) -> None:
         self.added.append(group)
+        await super().group_add(group, channel)
 
     async def receive(self, channel: str) -> dict:
         if not self.failed:
