@@ -231,6 +231,9 @@ class _Relay:
         self.joined: set[str] = set()
         #: Whether another process is in each group joined here, as last read or told (`_look`).
         self.others: dict[str, bool] = {}
+        #: How many `relay.joined` of each group arrived: one arriving during a read of the group's members
+        #: outdates a read that found nobody.
+        self._told: dict[str, int] = {}
         self._task: asyncio.Task | None = None
         self._refreshing: asyncio.Task | None = None
 
@@ -253,6 +256,7 @@ class _Relay:
     async def leave(self, group: str) -> None:
         self.joined.discard(group)
         self.others.pop(group, None)
+        self._told.pop(group, None)
         if self.channel is not None:
             await self.layer.group_discard(group, self.channel)
 
@@ -264,8 +268,9 @@ class _Relay:
 
     async def _look(self, group: str) -> bool:
         """Read whether another process is in `group` (one this process is in), and remember it."""
+        told = self._told.get(group, 0)
         channels = await self.layer.group_channels(group, within=LIVE_MEMBER_SECONDS)
-        others = any(channel != self.channel for channel in channels)
+        others = any(channel != self.channel for channel in channels) or self._told.get(group, 0) != told
         if group in self.joined:
             self.others[group] = others
         return others
@@ -319,6 +324,7 @@ class _Relay:
             group = message.get("group")
             if group in self.joined:  # (one left since is read again at the next refresh)
                 self.others[group] = True  # another process shows it now: send it the group's notices
+                self._told[group] = self._told.get(group, 0) + 1
             return
         if kind == "lobby.changed":
             self.registry.deliver(LOBBY_GROUP, {"type": "lobby.changed"})

@@ -384,6 +384,19 @@ async def test_a_group_no_other_process_is_in_gets_no_notice():
     here._handle({**joined, "group": "table-9"})  # of a group it left meanwhile: nothing to do
     assert "table-9" not in here.others
 
+    # A `relay.joined` arriving while a read of the members is under way outdates a read that found nobody.
+    await layer.group_discard("table-7", "relay.silent")
+    members = layer.group_channels
+
+    async def joined_meanwhile(group: str, *, within: float) -> list[str]:
+        found = await members(group, within=within)
+        here._handle({**joined, "from": "relay.late"})
+        return found
+
+    layer.group_channels = joined_meanwhile
+    assert await here._look("table-7")
+    assert here.others["table-7"] is True
+
 
 class FailingOnceLayer(GroupsLayer):
     """A layer whose first receive fails (Redis restarted), then waits for good; joins are recorded."""
