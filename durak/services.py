@@ -25,10 +25,13 @@ def open_table(
     rated: bool,
     turn_seconds: int,
 ) -> DurakTable:
-    """A new table with `seats` empty seats (the form and the model's constraints check the options)."""
-    mine = DurakTable.objects.filter(created_by=user).exclude(status=Status.CLOSED).count()
-    if not user.is_staff and mine >= MAX_OPEN_TABLES_PER_PLAYER:
-        raise Refused("too_many_tables", f"You have {mine} open Durak tables already.")
+    """A new table with `seats` empty seats (the form and the model's constraints check the options). Without
+    a `user` it is the site's own table (the demo tables): nobody is its opener, so its games start when every
+    seated player is ready."""
+    if user is not None and not user.is_staff:
+        mine = DurakTable.objects.filter(created_by=user).exclude(status=Status.CLOSED).count()
+        if mine >= MAX_OPEN_TABLES_PER_PLAYER:
+            raise Refused("too_many_tables", f"You have {mine} open Durak tables already.")
     with transaction.atomic():
         table = DurakTable.objects.create(
             name=name,

@@ -6,11 +6,15 @@ import io
 import json
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
-from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable
+from durak import actor as durak_actor
+from durak.engine.rules import VARIANTS
+from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
+from durak.table import Sit
 from tables.engine.shoe import seed_hash
-from tests.durak.live.conftest import play_out, seat_and_start
+from tests.durak.live.conftest import play_out, ready_command, seat_and_start
 
 pytestmark = pytest.mark.django_db
 
@@ -168,3 +172,33 @@ def test_a_table_name_that_looks_like_a_formula_is_quoted_in_the_csv(client, ali
     lines = b"".join(client.get(reverse("durak_history_export", args=["csv"])).streaming_content).decode()
     header, data = list(csv.reader(io.StringIO(lines)))
     assert dict(zip(header, data, strict=True))["table"] == "'=HYPERLINK(1)"
+
+
+def test_make_run_seeds_a_durak_table_of_each_variant_that_plays(client, alice, bob):
+    """`seed_demo` (run by `make run`) opens one Durak table of each variant, once; the site's own tables
+    have no opener, so a game starts when every seated player is ready; a demo table that closed is opened
+    again."""
+    call_command("seed_demo", verbosity=0)
+    call_command("seed_demo", verbosity=0)
+    tables = DurakTable.objects.exclude(status=Status.CLOSED)
+    assert sorted(tables.values_list("variant", flat=True)) == sorted(VARIANTS)
+    for table in tables:
+        assert table.created_by_id is None
+        assert DurakSeat.objects.filter(table=table).count() == table.seats
+    lobby = client.get(reverse("lobby"), {"game": "durak"}).content.decode()
+    assert all(table.name in lobby for table in tables)
+    client.force_login(alice)
+    passport = tables.get(variant="passport")
+    assert client.get(reverse("durak_table", args=[passport.pk])).status_code == 200
+
+    actor = durak_actor.actor_for(passport.pk)
+    for user in (alice, bob):
+        actor.handle(Sit(user.pk, user.public_name))
+    actor.handle(ready_command(alice))
+    assert actor.table.status == "waiting"
+    actor.handle(ready_command(bob))
+    assert actor.table.status == "playing"
+
+    DurakTable.objects.filter(pk=passport.pk).update(status=Status.CLOSED)
+    call_command("seed_demo", verbosity=0)
+    assert DurakTable.objects.filter(name=passport.name).exclude(status=Status.CLOSED).count() == 1
