@@ -7,7 +7,6 @@ answer comes back to the socket's channel and the client gets what a local actio
 """
 
 import asyncio
-from datetime import timedelta
 
 import pytest
 import pytest_asyncio
@@ -19,10 +18,10 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from live import forward, presence
-from live import lease as lease_module
 from live.lease import OwnedElsewhere
 from tables import actors, broadcast, remote, services, viewmodel
 from tables.models import ActionLog, ChatMessage, Seat, Table
+from tests import fake_owner
 from tests.tables.conftest import preset_row
 from tests.tables.wsclient import CommunicatorClient, move, session_cookie
 
@@ -37,37 +36,18 @@ async def db(function, *args, **kwargs):
 
 @pytest.fixture(autouse=True)
 def _actors_here_act_for_the_fake_owner(monkeypatch):
-    """The fake owner's actors are this process's: while the table row names OWNER, they take the lease as
-    OWNER (as the owning process would), not under this process's own name."""
-    acquire = lease_module.acquire
-
-    def acquire_as_holder(model, key, *, now, me=None):
-        holder = model.objects.values_list("owner", flat=True).filter(pk=key).first()
-        return acquire(model, key, now=now, me=OWNER if holder == OWNER else me)
-
-    monkeypatch.setattr(lease_module, "acquire", acquire_as_holder)
+    fake_owner.act_for(OWNER, monkeypatch)
 
 
 @pytest_asyncio.fixture(autouse=True)
 async def owner_log(monkeypatch):
     """Every command the receivers handled, in order; the receivers stop after the test."""
-    handled: list[dict] = []
-    apply = forward._handlers[remote.KIND]
-
-    async def logged(body):
-        handled.append(body)
-        return await apply(body)
-
-    monkeypatch.setitem(forward._handlers, remote.KIND, logged)
-    yield handled
-    for name in (OWNER, None):
-        await forward.stop(name)
+    yield fake_owner.log_commands(remote.KIND, monkeypatch)
+    await fake_owner.stop_receivers(OWNER)
 
 
 def lease(table, owner: str, *, seconds: float = 3600) -> None:
-    Table.objects.filter(pk=table.pk).update(
-        owner=owner, epoch=1, lease_until=timezone.now() + timedelta(seconds=seconds)
-    )
+    fake_owner.lease(Table, table, owner, seconds=seconds)
 
 
 async def connected(table, user, name: str) -> CommunicatorClient:

@@ -1,6 +1,10 @@
 """Fixtures of the live Durak table tests: players, a table, and a short way to tell its actor a command."""
 
+import contextlib
+
 import pytest
+import pytest_asyncio
+from channels.db import database_sync_to_async
 from django.test import override_settings
 
 from accounts.models import Wallet
@@ -8,6 +12,7 @@ from durak import actor as durak_actor
 from durak import services
 from durak.models import DurakTable
 from durak.table import Act, AddBot, Ready, Sit, Start
+from tests.tables.wsclient import CommunicatorClient, session_cookie
 
 SERVER_SEED = "ab" * 32
 
@@ -106,3 +111,22 @@ def play_out(actor, users: dict[int, object]) -> None:
         else:
             action = bot.choose(table.game.state, seat)
             actor.handle(Act(user.pk, {k: v for k, v in action.items() if k != "player"}))
+
+
+@pytest_asyncio.fixture
+async def connect():
+    """Open a JSON socket of `user` at a Durak table (its first view received); all closed after the test."""
+    clients = []
+
+    async def open_client(table, user):
+        cookie = await database_sync_to_async(session_cookie)(user)
+        client = CommunicatorClient(user.username, f"/ws/durak/{table.pk}/?format=json", cookie=cookie)
+        assert await client.connect()
+        clients.append(client)
+        await client.receive()
+        return client
+
+    yield open_client
+    for client in clients:
+        with contextlib.suppress(Exception):
+            await client.close()

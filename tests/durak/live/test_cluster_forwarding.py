@@ -7,8 +7,6 @@ table's actor; its refusals come back as refusals, and an owner that does not an
 """
 
 import asyncio
-import contextlib
-from datetime import timedelta
 
 import pytest
 import pytest_asyncio
@@ -20,8 +18,7 @@ from durak import actor as durak_actor
 from durak import remote
 from durak.models import DurakTable
 from live import forward, process
-from live import lease as lease_module
-from tests.tables.wsclient import CommunicatorClient, session_cookie
+from tests import fake_owner
 
 OWNER = "live.test-durak-owner"
 
@@ -40,54 +37,18 @@ def _no_timers():
 
 @pytest.fixture(autouse=True)
 def _actors_here_act_for_the_fake_owner(monkeypatch):
-    """The fake owner's actors are this process's: while the row names OWNER, they take the lease as OWNER."""
-    acquire = lease_module.acquire
-
-    def acquire_as_holder(model, key, *, now, me=None):
-        holder = model.objects.values_list("owner", flat=True).filter(pk=key).first()
-        return acquire(model, key, now=now, me=OWNER if holder == OWNER else me)
-
-    monkeypatch.setattr(lease_module, "acquire", acquire_as_holder)
+    fake_owner.act_for(OWNER, monkeypatch)
 
 
 @pytest_asyncio.fixture(autouse=True)
 async def owner_log(monkeypatch):
     """Every command the receivers handled, in order; the receivers stop after the test."""
-    handled: list[dict] = []
-    apply = forward._handlers[remote.KIND]
-
-    async def logged(body):
-        handled.append(body)
-        return await apply(body)
-
-    monkeypatch.setitem(forward._handlers, remote.KIND, logged)
-    yield handled
-    for name in (OWNER, None):
-        await forward.stop(name)
-
-
-@pytest_asyncio.fixture
-async def connect():
-    clients = []
-
-    async def open_client(table, user):
-        cookie = await db(session_cookie, user)
-        client = CommunicatorClient(user.username, f"/ws/durak/{table.pk}/?format=json", cookie=cookie)
-        assert await client.connect()
-        clients.append(client)
-        await client.receive()
-        return client
-
-    yield open_client
-    for client in clients:
-        with contextlib.suppress(Exception):
-            await client.close()
+    yield fake_owner.log_commands(remote.KIND, monkeypatch)
+    await fake_owner.stop_receivers(OWNER)
 
 
 def lease(table, owner: str, *, seconds: float = 3600) -> None:
-    DurakTable.objects.filter(pk=table.pk).update(
-        owner=owner, epoch=1, lease_until=timezone.now() + timedelta(seconds=seconds)
-    )
+    fake_owner.lease(DurakTable, table, owner, seconds=seconds)
 
 
 def lease_of(table) -> tuple[str, int, int]:

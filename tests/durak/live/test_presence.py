@@ -4,11 +4,9 @@ socket closes, or when the process holding it stops answering; a new owner count
 still open tell it again."""
 
 import asyncio
-import contextlib
 from datetime import timedelta
 
 import pytest
-import pytest_asyncio
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
@@ -18,7 +16,6 @@ from durak.models import DurakSeat, DurakTable
 from durak.table import Act, Expire, Refused, Sit
 from live import forward, presence, process
 from tests.durak.live.conftest import seat_and_start
-from tests.tables.wsclient import CommunicatorClient, session_cookie
 
 OTHER = "live.test-other-process"
 
@@ -149,24 +146,6 @@ def test_a_presence_without_its_socket_s_channel_and_process_is_refused(open_dur
 
 
 # --- over the sockets ---
-
-
-@pytest_asyncio.fixture
-async def connect():
-    clients = []
-
-    async def open_client(table, user):
-        cookie = await db(session_cookie, user)
-        client = CommunicatorClient(user.username, f"/ws/durak/{table.pk}/?format=json", cookie=cookie)
-        assert await client.connect()
-        clients.append(client)
-        await client.receive()
-        return client
-
-    yield open_client
-    for client in clients:
-        with contextlib.suppress(Exception):
-            await client.close()
 
 
 async def until(check, *, seconds: float = 3.0) -> None:
