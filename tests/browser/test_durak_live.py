@@ -4,8 +4,8 @@ cards and buttons, and sees the result."""
 import pytest
 from playwright.sync_api import expect
 
-from durak import services
 from tests.browser.table_support import make_player, screenshot_dir, snapshot
+from tests.durak.live.conftest import open_durak_table
 
 pytestmark = [pytest.mark.browser]
 expect.set_options(timeout=10_000)
@@ -15,17 +15,7 @@ MOVES = 400
 @pytest.mark.slow
 def test_a_player_plays_durak_against_a_bot_to_the_result(transactional_db, open_page, tmp_path):
     nina = make_player("nina", "Nina")
-    table = services.open_table(
-        user=nina,
-        name="Durak corner",
-        variant="podkidnoy",
-        attack="all_sides",
-        limit="six",
-        seats=2,
-        stake=0,
-        rated=True,
-        turn_seconds=300,
-    )
+    table = open_durak_table(nina, name="Durak corner", turn_seconds=300)
     page = open_page(nina, viewport={"width": 1100, "height": 900})
     page.goto("/")
     lobby_row = page.locator(f'#durak-tables li[data-durak-table="{table.pk}"]')
@@ -102,17 +92,7 @@ def _move_if_mine(page, *, keyboard: bool = False) -> bool:
 @pytest.mark.slow
 def test_two_players_get_ready_and_play_with_two_bots_one_on_a_phone(transactional_db, open_page):
     nina, omar = make_player("nina", "Nina"), make_player("omar", "Omar")
-    table = services.open_table(
-        user=nina,
-        name="Four corners",
-        variant="podkidnoy",
-        attack="all_sides",
-        limit="six",
-        seats=4,
-        stake=0,
-        rated=True,
-        turn_seconds=300,
-    )
+    table = open_durak_table(nina, name="Four corners", seats=4, turn_seconds=300)
     desk = open_page(nina, viewport={"width": 1100, "height": 900})
     phone = open_page(omar, viewport={"width": 390, "height": 844})
     for page in (desk, phone):

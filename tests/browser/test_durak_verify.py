@@ -7,27 +7,16 @@ from django.test import override_settings
 from playwright.sync_api import expect
 
 from durak import actor as durak_actor
-from durak import services
 from durak.engine import shuffled_deck
 from durak.models import DurakGame
 from tests.browser.table_support import make_player
-from tests.durak.live.conftest import play_out, seat_and_start
+from tests.durak.live.conftest import open_durak_table, play_out, seat_and_start
 
 pytestmark = [pytest.mark.browser]
 
 
 def finished_game(player) -> DurakGame:
-    table = services.open_table(
-        user=player,
-        name="Verify corner",
-        variant="podkidnoy",
-        attack="all_sides",
-        limit="six",
-        seats=2,
-        stake=0,
-        rated=False,
-        turn_seconds=60,
-    )
+    table = open_durak_table(player, name="Verify corner", rated=False, turn_seconds=60)
     durak_actor.forget_actors()
     with override_settings(DURAK_TIMERS=False):
         play_out(seat_and_start(table, player, bots=1), {0: player})

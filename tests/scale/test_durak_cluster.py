@@ -16,9 +16,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from durak import services
 from durak.engine import Match, apply, shuffled_deck, start_game
 from durak.models import DurakAction, DurakGame, DurakTable
+from tests.durak.live.conftest import open_durak_table
 from tests.tables.wsclient import SocketClient, session_cookie
 from tests.threads import in_a_thread
 
@@ -34,17 +34,7 @@ def player(name: str):
 
 
 def open_table(user, *, seats: int, stake: int) -> DurakTable:
-    return services.open_table(
-        user=user,
-        name="Durak scale",
-        variant="podkidnoy",
-        attack="all_sides",
-        limit="six",
-        seats=seats,
-        stake=stake,
-        rated=True,
-        turn_seconds=60,
-    )
+    return open_durak_table(user, name="Durak scale", seats=seats, stake=stake, turn_seconds=60)
 
 
 def lease_of(table_id: int) -> tuple[str, int, int]:

@@ -51,21 +51,27 @@ def balance():
     return chips
 
 
+def open_durak_table(user, **options) -> DurakTable:
+    """A Durak table `user` opens: two seats of casual, rated Podkidnoy (all sides, six a bout, 30 s a turn)
+    unless `options` say otherwise."""
+    fields = {
+        "name": "Durak test",
+        "variant": "podkidnoy",
+        "attack": "all_sides",
+        "limit": "six",
+        "seats": 2,
+        "stake": 0,
+        "rated": True,
+        "turn_seconds": 30,
+        **options,
+    }
+    return services.open_table(user=user, **fields)
+
+
 @pytest.fixture
 def open_durak(alice):
     def make(**options):
-        fields = {
-            "name": "Durak test",
-            "variant": "podkidnoy",
-            "attack": "all_sides",
-            "limit": "six",
-            "seats": 2,
-            "stake": 0,
-            "rated": True,
-            "turn_seconds": 30,
-            **options,
-        }
-        table = services.open_table(user=alice, **fields)
+        table = open_durak_table(alice, **options)
         # The first deal's server seed is fixed, as the commands' next ones are: the games replay alike.
         DurakTable.objects.filter(pk=table.pk).update(next_server_seed=SERVER_SEED)
         table.refresh_from_db()

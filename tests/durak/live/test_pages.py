@@ -202,3 +202,14 @@ def test_make_run_seeds_a_durak_table_of_each_variant_that_plays(client, alice, 
     DurakTable.objects.filter(pk=passport.pk).update(status=Status.CLOSED)
     call_command("seed_demo", verbosity=0)
     assert DurakTable.objects.filter(name=passport.name).exclude(status=Status.CLOSED).count() == 1
+
+
+def test_the_open_forms_of_both_games_say_which_game_they_open(client, alice):
+    client.force_login(alice)
+    durak = client.get(reverse("durak_open")).content.decode()
+    assert "<title>Open a Durak table" in durak
+    assert "<h1>Open a Durak table</h1>" in durak
+    assert 'name="variant"' in durak
+    blackjack = client.get(reverse("open_table")).content.decode()
+    assert "<h1>Open a table</h1>" in blackjack
+    assert 'name="variant"' not in blackjack
