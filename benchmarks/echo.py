@@ -22,7 +22,6 @@ import asyncio
 import json
 import multiprocessing
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +42,15 @@ from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402  (ne
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from benchmarks.load import PYTHON, cpu_seconds, free_port, machine_busy_seconds, speed_probe, wait_for  # noqa: E402
+from benchmarks.load import (  # noqa: E402
+    PYTHON,
+    cpu_seconds,
+    free_port,
+    machine_busy_seconds,
+    speed_probe,
+    stop,
+    wait_for,
+)
 from blackjack_site.serve import loop_factory, quiet_gc  # noqa: E402
 
 MESSAGE = json.dumps({"action": "hit", "v": 12})
@@ -150,14 +157,7 @@ def main() -> None:
         for process in clients:
             if process.is_alive():
                 process.kill()
-        for server in servers:
-            server.send_signal(signal.SIGTERM)
-        for server in servers:
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                print(f"server {server.pid} still running 20 s after SIGTERM: killed", flush=True)
-                server.kill()
+        stop(servers)
 
     messages = max(len(times), 1)
     server_cpu = servers_after - servers_before

@@ -238,14 +238,7 @@ def main() -> None:
             if not load["within"] and not args.keep_going:
                 break
     finally:
-        for server in servers:
-            server.send_signal(signal.SIGTERM)
-        for server in servers:
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                print(f"server {server.pid} still running 20 s after SIGTERM: killed", flush=True)
-                server.kill()
+        stop(servers)
     best = max((load for load in loads if load["within"]), key=lambda load: load["tables"], default=None)
     judged = "p99" if args.repeat == 1 else f"median p99 of {args.repeat} runs"
     verdict = (
@@ -259,6 +252,18 @@ def main() -> None:
     Path(args.json).write_text(
         json.dumps({"verdict": verdict, "loads": loads, "runs": results}, indent=2) + "\n"
     )
+
+
+def stop(servers: list[subprocess.Popen]) -> None:
+    """SIGTERM the servers, then kill any still running 20 s later."""
+    for server in servers:
+        server.send_signal(signal.SIGTERM)
+    for server in servers:
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            print(f"server {server.pid} still running 20 s after SIGTERM: killed", flush=True)
+            server.kill()
 
 
 def judge(runs: list[dict], goal_ms: float) -> dict:

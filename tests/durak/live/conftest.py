@@ -121,12 +121,14 @@ def play_out(actor, users: dict[int, object]) -> None:
 
 @pytest_asyncio.fixture
 async def connect():
-    """Open a JSON socket of `user` at a Durak table (its first view received); all closed after the test."""
+    """Open a socket at a Durak table as `user` (None: a spectator), JSON unless `json_format=False`, its
+    first view received; all closed after the test."""
     clients = []
 
-    async def open_client(table, user):
-        cookie = await database_sync_to_async(session_cookie)(user)
-        client = CommunicatorClient(user.username, f"/ws/durak/{table.pk}/?format=json", cookie=cookie)
+    async def open_client(table, user=None, *, json_format=True):
+        cookie = await database_sync_to_async(session_cookie)(user) if user is not None else None
+        path = f"/ws/durak/{table.pk}/" + ("?format=json" if json_format else "")
+        client = CommunicatorClient(user.username if user else "spectator", path, cookie=cookie)
         assert await client.connect()
         clients.append(client)
         await client.receive()

@@ -1,12 +1,10 @@
 """The Durak table's websocket over the in-memory channel layer: a player and a bot play a game to its end,
 no payload ever carries a card its viewer may not see, bad input is refused and changes nothing."""
 
-import contextlib
 import json
 import re
 
 import pytest
-import pytest_asyncio
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
@@ -25,25 +23,6 @@ DONE_MARK = 'id="durak-result"'  # a finished game: the seed is out, nothing is 
 def _bots_move_at_once():
     with override_settings(DURAK_TIMERS=True, DURAK_BOT_SECONDS=0.0):
         yield
-
-
-@pytest_asyncio.fixture
-async def connect():
-    clients = []
-
-    async def open_client(table, user=None, *, json_format=True):
-        cookie = await database_sync_to_async(session_cookie)(user) if user is not None else None
-        path = f"/ws/durak/{table.pk}/" + ("?format=json" if json_format else "")
-        client = CommunicatorClient(user.username if user else "spectator", path, cookie=cookie)
-        assert await client.connect()
-        clients.append(client)
-        await client.receive()
-        return client
-
-    yield open_client
-    for client in clients:
-        with contextlib.suppress(Exception):
-            await client.close()
 
 
 def cards_in(value) -> set[str]:
