@@ -32,6 +32,28 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: The password of the players the `make_user` fixture makes.
+PASSWORD = "Felt-and-chips-42"
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str, **extra):
+        return django_user_model.objects.create_user(username=username, password=PASSWORD, **extra)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice", display_name="Alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob", display_name="Bob")
+
+
 @pytest.fixture(autouse=True)
 def _seeded_secrets(request, monkeypatch):
     """The site draws its seeds with `secrets.token_hex` (shoes' and Durak tables' server seeds, the client

@@ -1,5 +1,5 @@
-"""Fixtures of the staff admin tests: the live-tables fixtures (`make_user`, `alice`, `bob`, `table`, `act`,
-`scripted_shoe`, ...), a superuser's client, a table manager's client, and a record of broadcasts."""
+"""Fixtures of the staff admin tests: the live-tables fixtures (`table`, `act`, `scripted_shoe`, ...), a
+superuser's client, a table manager's client, and a record of broadcasts."""
 
 import importlib
 
@@ -10,13 +10,10 @@ from django.contrib.auth.models import Group
 from tables import broadcast
 from tests.tables.conftest import (  # noqa: F401  (fixtures)
     act,
-    alice,
     at,
     balance,
-    bob,
     carol,
     make_table,
-    make_user,
     scripted_shoe,
     table,
 )

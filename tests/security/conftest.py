@@ -5,10 +5,7 @@ from tests.scale.conftest import servers  # noqa: F401
 from tests.tables.conftest import (  # noqa: F401
     PASSWORD,
     act,
-    alice,
-    bob,
     carol,
     make_table,
-    make_user,
     table,
 )

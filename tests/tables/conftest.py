@@ -32,26 +32,7 @@ from tables import actors, services
 from tables.engine.cards import new_deck_order
 from tables.engine.rules import PRESETS
 from tables.models import RulePreset, Table
-
-PASSWORD = "Felt-and-chips-42"
-
-
-@pytest.fixture
-def make_user(django_user_model):
-    def make(username: str, **extra):
-        return django_user_model.objects.create_user(username=username, password=PASSWORD, **extra)
-
-    return make
-
-
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice", display_name="Alice")
-
-
-@pytest.fixture
-def bob(make_user):
-    return make_user("bob", display_name="Bob")
+from tests.conftest import PASSWORD  # noqa: F401  (the players' password, imported from here by tests)
 
 
 @pytest.fixture

@@ -26,24 +26,6 @@ def _no_durak_actors_kept():
 
 
 @pytest.fixture
-def make_user(django_user_model):
-    def make(username: str, **extra):
-        return django_user_model.objects.create_user(username=username, password="Durak-tests-1", **extra)
-
-    return make
-
-
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice", display_name="Alice")
-
-
-@pytest.fixture
-def bob(make_user):
-    return make_user("bob", display_name="Bob")
-
-
-@pytest.fixture
 def balance():
     def chips(user) -> int:
         return Wallet.objects.values_list("balance", flat=True).get(user=user)
