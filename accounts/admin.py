@@ -12,6 +12,8 @@ from django.template.response import TemplateResponse
 from accounts import services
 from accounts.forms import AdminLoginForm
 from accounts.models import LedgerEntry, User, Wallet
+from durak import remote as durak_remote
+from durak.table import Refused as DurakRefused
 from tables import services as table_services
 from tables.models import Table
 
@@ -84,10 +86,19 @@ class UserAdmin(DjangoUserAdmin):
     def save_model(self, request, obj, form, change):
         """Deactivating an account frees its seats as a suspension does (after the round where its chips are
         in play); its open websockets can no longer sit or play."""
-        with transaction.atomic():
-            super().save_model(request, obj, form, change)
-            if change and "is_active" in form.changed_data and not obj.is_active:
-                table_services.release_user_seats(user=obj)
+        super().save_model(request, obj, form, change)
+        if change and "is_active" in form.changed_data and not obj.is_active:
+            # The admin saves in a transaction: the tables' owners write in theirs once it is committed.
+            transaction.on_commit(lambda: self._release_seats(request, obj))
+
+    def _release_seats(self, request, user) -> None:
+        """Stand the user up at every table, once their account's change is committed (each table's owner
+        applies it in a transaction of its own; the account row alone already bars them from playing)."""
+        for release in (table_services.release_user_seats, durak_remote.release_user_seats):
+            try:
+                release(user=user)
+            except (table_services.ActionRefused, DurakRefused) as refusal:
+                self.message_user(request, f"{user.username}: {refusal.message}", messages.WARNING)
 
     def has_adjust_permission(self, request):
         """Moving chips needs the "change wallet" permission (superusers; never the table managers)."""
@@ -122,13 +133,12 @@ class UserAdmin(DjangoUserAdmin):
     def suspend(self, request, queryset):
         for user in queryset.order_by("pk"):
             try:
-                with transaction.atomic():
-                    services.suspend_user(user=user, staff=request.user)
-                    table_services.release_user_seats(user=user)
+                services.suspend_user(user=user, staff=request.user)
             except services.WalletError as refusal:
                 self.message_user(request, f"{user.username}: {refusal.message}", messages.ERROR)
-            else:
-                self.message_user(request, f"{user.username} is suspended.")
+                continue
+            self._release_seats(request, user)
+            self.message_user(request, f"{user.username} is suspended.")
 
     @admin.action(description="Lift the suspension", permissions=["change"])
     def unsuspend(self, request, queryset):

@@ -66,6 +66,11 @@ class User(AbstractUser):
     preferences = models.JSONField(default=dict, blank=True)
 
     @property
+    def barred(self) -> bool:
+        """Whether the account may not play: suspended by staff, or closed (deactivated)."""
+        return self.suspended or not self.is_active
+
+    @property
     def public_name(self) -> str:
         """The name other players see."""
         return self.display_name or self.username

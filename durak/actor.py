@@ -316,6 +316,7 @@ def load(table_id: int) -> Table:
             ready=seat.ready,
             seed=seat.seed,
             gone=seat.gone,
+            barred=seat.user_id is not None and seat.user.barred,
         )
         for seat in DurakSeat.objects.filter(table_id=table_id).select_related("user").order_by("number")
     )

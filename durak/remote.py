@@ -14,12 +14,14 @@ is refused as `stale_version` when retried: applied once.
 
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
 
 from durak import actor as durak_actor
-from durak.models import DurakTable
-from durak.table import Act, AddBot, Command, Leave, Ready, Refused, Sit, Start
-from live import route
+from durak.models import DurakSeat, DurakTable
+from durak.table import Act, AddBot, Command, Leave, Ready, Refused, Release, Sit, Start
+from live import forward, lease, process, route
 from live.actor import Run
 from tables.engine.shoe import new_server_seed
 
@@ -29,12 +31,13 @@ KIND = "durak"
 ENGINE_ACTIONS = ("attack", "beat", "transfer", "take", "done")
 
 
-def command_of(message: dict[str, Any], user_id: int, name: str) -> Command:
-    """The table command of a player's checked message (`DurakConsumer.parse`)."""
+def command_of(message: dict[str, Any], user_id: int, name: str, *, barred: bool = False) -> Command:
+    """The table command of a player's checked message (`DurakConsumer.parse`); `barred`: the player's
+    account is suspended or closed (read for a `sit`: a seated player's is on their seat)."""
     expected = message.get("v")
     match message["action"]:
         case "sit":
-            return Sit(user_id, name, expected=expected)
+            return Sit(user_id, name, expected=expected, barred=barred)
         case "leave":
             return Leave(user_id, expected=expected)
         case "add_bot":
@@ -57,9 +60,14 @@ async def apply_here(body: dict[str, Any], *, user=None, run: Run | None = None)
     version (None: nothing changed). Raises `Refused`, `DurakTable.DoesNotExist`, or `OwnedElsewhere` from
     the actor's load."""
     user_id = user.pk if user is not None else body["user"]
+    run = run or database_sync_to_async
     match body.get("op"):
         case "act":
-            command = command_of(body["message"], user_id, body["name"])
+            message = body["message"]
+            barred = message.get("action") == "sit" and await run(is_barred)(user_id)
+            command = command_of(message, user_id, body["name"], barred=barred)
+        case "release":
+            command = Release(body["user"])
         case "presence":
             channel, holder = body.get("channel"), body.get("process")
             if not isinstance(channel, str) or not channel or not isinstance(holder, str) or not holder:
@@ -69,10 +77,55 @@ async def apply_here(body: dict[str, Any], *, user=None, run: Run | None = None)
         case op:
             raise Refused("bad_message", f"Unknown Durak table command {op!r}.")
     actor = durak_actor.actor_for(body["table"])
-    return await actor.tell(command, run=run or database_sync_to_async)
+    return await actor.tell(command, run=run)
+
+
+def is_barred(user_id: int) -> bool:
+    """Whether the account may not play (suspended or closed), as committed now."""
+    user = get_user_model().objects.filter(pk=user_id).only("suspended", "is_active").first()
+    return user is None or user.barred
 
 
 route.serve(KIND, apply_here, refusal=Refused, gone=DurakTable.DoesNotExist)
+
+
+def release_user_seats(*, user) -> int:
+    """Stand `user` up at every Durak table (a suspension, a closed account: `durak.table.Release`): a seat
+    in a game is played out by the bot, any other freed at once. Returns the number of tables changed."""
+    table_ids = sorted(set(DurakSeat.objects.filter(user=user).values_list("table_id", flat=True)))
+    for table_id in table_ids:
+        release_user(table_id, user.pk)
+    return len(table_ids)
+
+
+def release_user(table_id: int, user_id: int) -> int | None:
+    """Stand a player up at a table (staff: a suspension, a closed account; `durak.table.Release`), from
+    synchronous code: through the table's owner when a live process holds it (this one included), else by an
+    actor made for this command, whose lease is handed back after it. Returns the new version."""
+    owner = lease.holder(DurakTable, table_id)
+    if owner is None:
+        actor = durak_actor.DurakActor(table_id, marks_on_load=False)
+        try:
+            return actor.handle(Release(user_id))
+        finally:
+            if actor.epoch is not None and table_id not in durak_actor._actors:
+                lease.release(DurakTable, [(table_id, actor.epoch)])
+    body = {"table": table_id, "op": "release", "user": user_id}
+    try:
+        answer = async_to_sync(_ask)(owner, body)
+    except forward.Unreachable:
+        raise Refused(
+            "unavailable", "The server that runs this table did not answer; try again in a few seconds."
+        ) from None
+    if "moved" in answer:
+        raise Refused("unavailable", "The table moved to another server; try again.")
+    return route.result(answer, refusal=Refused, gone=DurakTable.DoesNotExist)
+
+
+async def _ask(owner: str, body: dict[str, Any]) -> dict[str, Any]:
+    if owner == process.name():
+        forward.listen()
+    return await forward.request(owner, KIND, body)
 
 
 class DurakRoute(route.Route):

@@ -28,6 +28,8 @@ def open_table(
     """A new table with `seats` empty seats (the form and the model's constraints check the options). Without
     a `user` it is the site's own table (the demo tables): nobody is its opener, so its games start when every
     seated player is ready."""
+    if user is not None and user.barred:
+        raise Refused("suspended", "Your account is suspended or closed: you cannot open a table.")
     if user is not None and not user.is_staff:
         mine = DurakTable.objects.filter(created_by=user).exclude(status=Status.CLOSED).count()
         if mine >= MAX_OPEN_TABLES_PER_PLAYER:

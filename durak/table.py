@@ -72,6 +72,8 @@ class Seat:
     seed: str = ""
     #: Since when the player has had no connection (None: connected, or never seen).
     gone: datetime | None = None
+    #: The player's account is suspended or closed: they may leave, nothing else (`Release`).
+    barred: bool = False
 
     @property
     def empty(self) -> bool:
@@ -156,6 +158,8 @@ class Sit:
     user_id: int
     name: str
     expected: int | None = None
+    #: The player's account is suspended or closed (read by the owner when the command is made).
+    barred: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +212,16 @@ class Expire:
     version: int
 
 
-Command = Sit | Leave | AddBot | Ready | Start | Act | Present | Expire
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Staff stand a player up (a suspension, a closed account): their seat is barred at once; in a game the
+    bot plays it to the end and it settles as the seat does (as if they had left), between games it is
+    freed."""
+
+    user_id: int
+
+
+Command = Sit | Leave | AddBot | Ready | Start | Act | Present | Expire | Release
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +257,9 @@ def decide(
     expected = getattr(command, "expected", None)
     if expected is not None and expected != table.version:
         raise Refused("stale_version", "The table has moved on since you looked; here is its state now.")
-    if table.status == CLOSED and not isinstance(command, Expire | Present):
+    if table.status == CLOSED and not isinstance(command, Expire | Present | Release):
         raise Refused("table_closed", "This table is closed.")
+    _refuse_barred(table, command)
     match command:
         case Sit():
             outcome = _sit(table, command)
@@ -263,6 +277,8 @@ def decide(
             outcome = _present(table, command, now)
         case Expire():
             outcome = _expire(table, command, now, grace_seconds)
+        case Release():
+            outcome = _release(table, command)
         case _:
             raise Refused("bad_message", "Unknown command.")
     if outcome is None:
@@ -270,6 +286,19 @@ def decide(
     new = replace(outcome.table, version=table.version + 1)
     moved = outcome.logged is not None or outcome.started
     return replace(outcome, table=_with_deadlines(table, new, now, moved, bot_seconds, grace_seconds))
+
+
+def _refuse_barred(table: Table, command: Command) -> None:
+    """A suspended or closed account may leave its seat and nothing else: no seat, no game, no bot."""
+    if isinstance(command, Sit):
+        barred = command.barred
+    elif isinstance(command, Ready | AddBot | Act):  # Start is a Ready
+        seat = table.seat_of(command.user_id)
+        barred = seat is not None and seat.barred
+    else:
+        return
+    if barred:
+        raise Refused("suspended", "Your account is suspended or closed: you cannot play.")
 
 
 def _with_deadlines(
@@ -327,6 +356,16 @@ def _leave(table: Table, command: Leave) -> Outcome:
         if seat.away:
             raise Refused("already_away", "You have left; the bot plays your seat until the game ends.")
         return Outcome(_with_seat(table, replace(seat, away=True)), seats_changed=True)
+    return Outcome(_closed_if_empty(_with_seat(table, Seat(seat.number))), seats_changed=True)
+
+
+def _release(table: Table, command: Release) -> Outcome | None:
+    seat = table.seat_of(command.user_id)
+    if seat is None:
+        return None
+    if table.in_game(seat):
+        released = replace(seat, away=True, barred=True, ready=False)
+        return Outcome(_with_seat(table, released), seats_changed=True)
     return Outcome(_closed_if_empty(_with_seat(table, Seat(seat.number))), seats_changed=True)
 
 

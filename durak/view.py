@@ -16,6 +16,7 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
     seat = mine.number if mine is not None else None
     game = table.game
     counts = [len(hand) for hand in game.state.hands] if game is not None else []
+    passports = table.match.passports if table.match is not None else ()
     view: dict[str, Any] = {
         "type": "state",
         "v": table.version,
@@ -46,6 +47,7 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
                 "playing": table.in_game(s),
                 "you": s.number == seat,
                 "cards": counts[s.number] if s.number < len(counts) else None,
+                "passport": passports[s.number] if _in_match(table, s, passports) else None,
             }
             for s in table.seats
         ],
@@ -73,5 +75,16 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
             "server_seed": game.server_seed if game.state.finished else None,
             "pot": game.stake * sum(user is not None for user in game.players),
             "payouts": list(game.payouts),
+            # What the pot paid this viewer (None: they did not play this game, or it is not over).
+            "paid_you": game.payouts[player] if player is not None and game.payouts else None,
         }
     return view
+
+
+def _in_match(table: Table, seat, passports) -> bool:
+    """Whether the seat's player is the one the match's last deal gave this seat (the match's passports
+    are per playing seat: a seat sitting the game out, or taken since, has none)."""
+    game = table.game
+    if game is None or seat.empty or seat.number >= min(len(game.players), len(passports)):
+        return False
+    return game.players[seat.number] == seat.user_id

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from durak.engine import RANKS, SUITS
-from tables.templatetags.table_ui import card_face
+from tables.templatetags.table_ui import RANK_LABELS, card_face
 
 register = template.Library()
 
@@ -79,8 +79,9 @@ def seat_name(view: dict, seat) -> str:
 
 
 @register.filter
-def index(values, position):
-    return values[position]
+def rank_label(rank: str) -> str:
+    """A rank as players write it: "T" -> "10"."""
+    return RANK_LABELS.get(rank, rank)
 
 
 @register.filter

@@ -62,6 +62,8 @@ def open_table(*, user, name: str, preset, min_bet: int, max_bet: int, private: 
     `open_table_bounds()`, public or private (joined by its token link)."""
     if user is None or not user.is_authenticated:
         raise ActionRefused("not_authenticated", "Log in to open a table.")
+    if user.barred:
+        raise ActionRefused("suspended", "Your account is suspended or closed: you cannot open a table.")
     name = name.strip() if isinstance(name, str) else ""
     if not 1 <= len(name) <= Table._meta.get_field("name").max_length:
         raise ActionRefused("bad_message", "Give the table a name of 1 to 60 characters.")

@@ -2,6 +2,7 @@
 who may reach what (superuser, table manager, player), and a ledger nothing in the admin can change."""
 
 import pytest
+from django.test import TestCase
 from django.urls import reverse
 from django.utils import timezone
 
@@ -9,6 +10,7 @@ from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
 from tables import clock, services
 from tables.models import Phase, Round, Seat, Table
+from tables.services import staff
 from tests.tables.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -221,7 +223,8 @@ def test_rounds_are_read_only_filterable_and_link_to_their_replay(
 
 
 def deactivate(client, user):
-    """Untick "active" on the user's admin page, the admin's way to close an account."""
+    """Untick "active" on the user's admin page, the admin's way to close an account (its seats are released
+    once the change is committed: here, when the test's transaction would commit)."""
     data = {
         "username": user.username,
         "display_name": user.display_name,
@@ -229,7 +232,8 @@ def deactivate(client, user):
         "date_joined_0": "2026-01-01",
         "date_joined_1": "00:00:00",
     }
-    response = client.post(reverse("admin:accounts_user_change", args=[user.pk]), data)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = client.post(reverse("admin:accounts_user_change", args=[user.pk]), data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     user.refresh_from_db()
     assert not user.is_active
@@ -268,3 +272,12 @@ def test_a_player_deactivated_mid_round_leaves_after_it_and_cannot_act(
     assert Seat.objects.get(table=table, number=1).user is None
     assert balance(alice) == 10_100
     assert audit_ledger().ok
+
+
+def test_a_suspended_player_cannot_open_a_table(alice, django_user_model):
+    django_user_model.objects.filter(pk=alice.pk).update(suspended=True)
+    alice.refresh_from_db()
+    with pytest.raises(services.ActionRefused) as refused:
+        staff.open_table(user=alice, name="Mine", preset="Vegas Strip", min_bet=1, max_bet=100, private=False)
+    assert refused.value.code == "suspended"
+    assert not Table.objects.filter(created_by=alice).exists()

@@ -300,4 +300,4 @@ def test_removing_an_error_code_is_noticed():
     errors = section(doc_text(), "Errors")
     before = set(undocumented_codes(errors))
     after = set(undocumented_codes(errors.replace("`suspended`", "suspended")))
-    assert after - before == {"suspended (decide.py)"}
+    assert after - before == {"suspended (decide.py, staff.py)"}
