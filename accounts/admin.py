@@ -12,8 +12,8 @@ from django.template.response import TemplateResponse
 from accounts import services
 from accounts.forms import AdminLoginForm
 from accounts.models import LedgerEntry, User, Wallet
+from cards.errors import Refused
 from durak import remote as durak_remote
-from durak.table import Refused as DurakRefused
 from tables import services as table_services
 from tables.models import Table
 
@@ -97,7 +97,7 @@ class UserAdmin(DjangoUserAdmin):
         for release in (table_services.release_user_seats, durak_remote.release_user_seats):
             try:
                 release(user=user)
-            except (table_services.ActionRefused, DurakRefused) as refusal:
+            except Refused as refusal:
                 self.message_user(request, f"{user.username}: {refusal.message}", messages.WARNING)
 
     def has_adjust_permission(self, request):

@@ -38,6 +38,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts import services as wallet
+from cards.errors import Refused
 from durak import services
 from durak.engine import GameState, Match
 from durak.models import DurakAction, DurakGame, DurakSeat, DurakTable
@@ -48,7 +49,6 @@ from durak.table import (
     Game,
     Outcome,
     Present,
-    Refused,
     Seat,
     Table,
     decide,

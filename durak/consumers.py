@@ -29,10 +29,10 @@ import time
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 
+from cards.errors import Refused
 from durak.actor import actor_for, group_name, seen, watched_on
 from durak.models import DurakTable
 from durak.remote import ENGINE_ACTIONS, DurakRoute
-from durak.table import Refused
 from durak.view import table_view
 from live import forward, process
 from live.consumer import POLICY_VIOLATION, FloodGuard, LiveConsumer, query, unwrapped

@@ -10,9 +10,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from cards.fairness import new_server_seed
 from durak.engine.rules import ATTACK_TYPES, LIMITS, MAX_PLAYERS, MIN_PLAYERS, VARIANTS
 from live.models import Leased
-from tables.engine.shoe import new_server_seed
 
 MAX_STAKE = 100_000
 MIN_TURN_SECONDS, MAX_TURN_SECONDS = 10, 300

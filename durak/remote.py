@@ -18,12 +18,13 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
+from cards.errors import Refused
+from cards.fairness import new_server_seed
 from durak import actor as durak_actor
 from durak.models import DurakSeat, DurakTable
-from durak.table import Act, AddBot, Command, Leave, Ready, Refused, Release, Sit, Start
+from durak.table import Act, AddBot, Command, Leave, Ready, Release, Sit, Start
 from live import forward, lease, process, route
 from live.actor import Run
-from tables.engine.shoe import new_server_seed
 
 #: The kind of the Durak commands on a process's channel.
 KIND = "durak"

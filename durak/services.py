@@ -3,10 +3,10 @@ pages share."""
 
 from django.db import transaction
 
+from cards.errors import Refused
 from durak import glicko
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
-from durak.table import Refused
 from tables import broadcast
 
 #: Open Durak tables one player (not staff) may have: one person cannot fill the lobby.

@@ -31,10 +31,11 @@ stake is shared by the players who went out: stake // k each, the remainder one 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cards.errors import Refused
+from cards.fairness import combine_client_seeds, seed_hash
 from durak import bot
 from durak.engine import (
     DurakRules,
-    EngineError,
     GameState,
     Match,
     apply,
@@ -44,19 +45,12 @@ from durak.engine import (
     start_game,
 )
 from durak.engine.game import ACTIONS, legal_actions
-from tables.engine.shoe import combine_client_seeds, seed_hash
 
 #: Table commands besides the engine's actions.
 TABLE_ACTIONS = ("sit", "leave", "add_bot", "ready", "start")
 WAITING, PLAYING, CLOSED = "waiting", "playing", "closed"
 #: How long a player whose connection went keeps their seat in a game before the bot takes it over.
 GRACE_SECONDS = 30
-
-
-class Refused(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,10 +517,7 @@ def timeout_action(state: GameState, seat: int) -> dict:
 
 
 def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_changed: bool) -> Outcome:
-    try:
-        state = apply(table.game.state, action)
-    except EngineError as error:
-        raise Refused(error.code, error.message) from None
+    state = apply(table.game.state, action)  # the engine refuses with the site's `Refused`
     game = replace(table.game, state=state)
     logged = Logged(seat, action, by_bot)
     if not state.finished:

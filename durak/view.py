@@ -6,9 +6,9 @@ receives another's hand or the talon's order. The server seed is shown only once
 
 from typing import Any
 
+from cards.fairness import seed_hash
 from durak.engine import view_for
 from durak.table import Table
-from tables.engine.shoe import seed_hash
 
 
 def table_view(table: Table, user_id: int | None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 
+from cards.errors import Refused
 from durak import exports, services
 from durak.actor import load
 from durak.engine import Match, shuffled_deck, start_game, view_for
@@ -13,7 +14,6 @@ from durak.engine.game import apply
 from durak.engine.rules import VARIANTS
 from durak.forms import OpenDurakTableForm
 from durak.models import DurakGame, DurakTable
-from durak.table import Refused
 from durak.view import table_view
 
 

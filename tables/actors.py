@@ -46,13 +46,14 @@ from django.db import DataError, connection, transaction
 from django.utils import timezone
 
 from blackjack_site.batch import sends_together
+from cards.errors import Refused
 from live import clock as live_clock
 from live import lease, presence
 from live.lease import OwnedElsewhere
 from tables import broadcast, flow, viewmodel
 from tables.models import Phase, Table
 from tables.services import actions, load, quarantine, store
-from tables.services.load import ActionRefused, Loaded, RoundBroken
+from tables.services.load import Loaded, RoundBroken
 
 # The table row moves from the version in memory to the outcome's, or nothing is written: the first statement
 # of every commit (the ORM's update costs more CPU than the rest of the statement's trip). The epoch is the
@@ -92,7 +93,7 @@ class TableActor(presence.CountingActor):
 
     async def tell(self, build: Build) -> int | None:
         """Queue a command and wait until it is applied: the table's new version (None if it changed
-        nothing); raises `ActionRefused` or `RoundBroken` as the services do."""
+        nothing); raises `Refused` or `RoundBroken` as the services do."""
         return await self._put(lambda: self._apply(build))
 
     async def call(self, service: Callable[[], Any], *, reload: bool = True):
@@ -226,7 +227,7 @@ class TableActor(presence.CountingActor):
                 raise
             self._show(loaded, outcome)
             return version
-        raise ActionRefused("stale_version", "The table changed while this action was applied; try again.")
+        raise Refused("stale_version", "The table changed while this action was applied; try again.")
 
     def _sync_presence(self, now: datetime | None) -> None:
         """At this actor's first load: the seats marked as the sockets counted here say (`synced`); the
@@ -406,11 +407,11 @@ async def perform(*, table_id: int, user, action: dict, expected_version):
     """`services.perform` through the table's actor: the new version (its views are shown to the table's
     viewers here by the actor; see `TableActor.tell`)."""
     if user is None or not user.is_authenticated:
-        raise ActionRefused("not_authenticated", "Log in to play.")
+        raise Refused("not_authenticated", "Log in to play.")
     try:
         return await actor_for(table_id).tell(player_action(user, action, expected_version))
     except RoundBroken as broken:
         await database_sync_to_async(actions.void_round)(round_id=broken.round_id, reason=broken.reason)
-        raise ActionRefused(
+        raise Refused(
             "illegal_action", "The round could not be continued and was voided; every stake was refunded."
         ) from None

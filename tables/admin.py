@@ -17,8 +17,8 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from accounts.models import Wallet
+from cards.errors import Refused
 from tables import broadcast, house_edge, services
-from tables.engine.errors import EngineError
 from tables.engine.rules import CHARLIE, DOUBLE_ON, MAX_DECKS, MIN_DECKS, PAYOUTS, SURRENDER, RuleSet
 from tables.models import (
     MAX_SEATS,
@@ -91,7 +91,7 @@ class RulePresetForm(forms.ModelForm):
         data["suited_678_bonus"] = data["suited_678_bonus"] or None
         try:
             self.ruleset = RuleSet.from_dict(data)
-        except EngineError as exc:
+        except Refused as exc:
             raise forms.ValidationError(exc.message, code=exc.code) from None
         return cleaned
 
@@ -360,7 +360,7 @@ class TableAdmin(SecretsAdmin):
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
-        except services.ActionRefused as refusal:
+        except Refused as refusal:
             # The service has the last word (e.g. a player sat down in a seat being removed meanwhile).
             self.message_user(request, f"Not saved: {refusal.message}", messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())

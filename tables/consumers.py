@@ -36,6 +36,7 @@ from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from cards.errors import Refused
 from durak import services as durak_services
 from live import forward, process
 from live.consumer import POLICY_VIOLATION, FloodGuard, LiveConsumer
@@ -44,14 +45,7 @@ from live.consumer import unwrapped as _unwrapped
 from tables import actors, broadcast, remote, services
 from tables.broadcast import LOBBY_GROUP, register_loop, table_group
 from tables.models import ChatMessage, Table
-from tables.protocol import (
-    BAD_MESSAGE,
-    MAX_FRAME_BYTES,
-    NOT_AUTHENTICATED,
-    RATE_LIMITED,
-    ProtocolError,
-    parse_message,
-)
+from tables.protocol import BAD_MESSAGE, MAX_FRAME_BYTES, NOT_AUTHENTICATED, RATE_LIMITED, parse_message
 from tables.rendering import LIVE_TEMPLATE, live_html
 from tables.viewmodel import (
     Frame,
@@ -210,7 +204,7 @@ class TableConsumer(_Consumer):
         if not self.user.is_authenticated:
             return
         # A table deleted meanwhile has no seat to keep (and send_view then closes the connection).
-        with contextlib.suppress(services.ActionRefused, Table.DoesNotExist):
+        with contextlib.suppress(Refused, Table.DoesNotExist):
             command = {
                 "op": "presence",
                 "connected": connected,
@@ -286,7 +280,7 @@ class TableConsumer(_Consumer):
         """Parse one frame, hand its command to the table's owner, answer a refusal."""
         try:
             action = parse_message(frame, html=not self.json_format)
-        except ProtocolError as error:
+        except Refused as error:
             await self.send_error(error.code, error.message)
             return
         try:
@@ -294,7 +288,7 @@ class TableConsumer(_Consumer):
         except Table.DoesNotExist:  # deleted once the action was applied
             await self.close()
             return
-        except services.ActionRefused as refusal:
+        except Refused as refusal:
             await self.send_error(refusal.code, refusal.message, fresh=refusal.code == "stale_version")
             return
         except forward.Unreachable:
@@ -332,7 +326,7 @@ class TableConsumer(_Consumer):
 
     def _check_chat_rate(self) -> None:
         if not chat_allowed(self.user.pk, now=time.time()):
-            raise services.ActionRefused(
+            raise Refused(
                 RATE_LIMITED,
                 f"Too many chat lines and emotes: at most {CHAT_LINES} every {CHAT_WINDOW_SECONDS} seconds.",
             )

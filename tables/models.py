@@ -17,10 +17,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from blackjack_site.append_only import AppendOnlyModel
+from cards.errors import Refused
+from cards.fairness import new_server_seed
 from live.models import Leased
-from tables.engine.errors import EngineError
 from tables.engine.rules import RuleSet
-from tables.engine.shoe import new_server_seed
 
 MAX_SEATS = 7
 #: The longest decision window staff may set (betting, insurance, turn, ready check), in seconds: long enough
@@ -61,7 +61,7 @@ class RulePreset(models.Model):
     def clean(self) -> None:
         try:
             self.rules = RuleSet.from_dict(self.rules).to_dict()
-        except EngineError as exc:
+        except Refused as exc:
             raise ValidationError({"rules": exc.message}) from None
 
     def ruleset(self) -> RuleSet:

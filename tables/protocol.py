@@ -1,7 +1,7 @@
 """Client messages of the table protocol (shared/PROTOCOL.md): one text frame in, one validated action out.
 
 `parse_message(frame, html=...)` turns a frame into a plain dict that `tables.services.perform` (or
-`post_chat` for `chat`, `post_emote` for `emote`) receives, or raises `ProtocolError(code, message)`; it
+`post_chat` for `chat`, `post_emote` for `emote`) receives, or raises `Refused(code, message)`; it
 raises nothing else, whatever the input. Every result has the keys `action` and `v` plus, per action:
 
 | action | keys |
@@ -29,7 +29,8 @@ import unicodedata
 from typing import Any
 
 from accounts.names import strip_invisible
-from tables.engine.shoe import MAX_PLAYER_SEED, is_player_seed
+from cards.errors import Refused
+from cards.fairness import MAX_PLAYER_SEED, is_player_seed
 
 #: The largest frame the server reads, in bytes of UTF-8.
 MAX_FRAME_BYTES = 4096
@@ -68,28 +69,19 @@ _FALSE_WORDS = frozenset({"false", "off", "no", "0"})
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs"})
 
 
-class ProtocolError(Exception):
-    """A frame the server refuses before any service sees it. `code` is a PROTOCOL error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-
-
 def parse_message(frame: str | bytes, *, html: bool) -> dict[str, Any]:
     """Validate one client frame; return the action dict described in the module docstring."""
     data = _decode(frame)
     action = data.get("action")
     if action is None:
-        raise ProtocolError(BAD_MESSAGE, "the message has no 'action' field")
+        raise Refused(BAD_MESSAGE, "the message has no 'action' field")
     if not isinstance(action, str) or action not in ACTIONS:
-        raise ProtocolError(BAD_MESSAGE, f"unknown action {_show(action)}; actions: {', '.join(ACTIONS)}")
+        raise Refused(BAD_MESSAGE, f"unknown action {_show(action)}; actions: {', '.join(ACTIONS)}")
     fields = _FIELDS[action]
     if not html:
         unknown = sorted(key for key in data if key not in fields and key not in ("action", "v", "HEADERS"))
         if unknown:
-            raise ProtocolError(BAD_MESSAGE, f"unknown field(s) for {action!r}: {', '.join(unknown)}")
+            raise Refused(BAD_MESSAGE, f"unknown field(s) for {action!r}: {', '.join(unknown)}")
     result: dict[str, Any] = {"action": action, "v": _version(data, html)}
     for name, (parse, required) in fields.items():
         value = data.get(name)
@@ -97,7 +89,7 @@ def parse_message(frame: str | bytes, *, html: bool) -> dict[str, Any]:
             value = None
         if value is None:
             if required:
-                raise ProtocolError(BAD_MESSAGE, f"{action!r} needs the field {name!r}")
+                raise Refused(BAD_MESSAGE, f"{action!r} needs the field {name!r}")
             result[name] = None
         else:
             result[name] = parse(value, html)
@@ -107,31 +99,31 @@ def parse_message(frame: str | bytes, *, html: bool) -> dict[str, Any]:
 def _decode(frame: str | bytes) -> dict[str, Any]:
     if isinstance(frame, bytes | bytearray):
         if len(frame) > MAX_FRAME_BYTES:
-            raise ProtocolError(BAD_MESSAGE, f"message too large (over {MAX_FRAME_BYTES} bytes)")
+            raise Refused(BAD_MESSAGE, f"message too large (over {MAX_FRAME_BYTES} bytes)")
         try:
             frame = bytes(frame).decode("utf-8")
         except UnicodeDecodeError:
-            raise ProtocolError(BAD_MESSAGE, "message is not UTF-8 text") from None
+            raise Refused(BAD_MESSAGE, "message is not UTF-8 text") from None
     elif not isinstance(frame, str):
-        raise ProtocolError(BAD_MESSAGE, "message must be text")
+        raise Refused(BAD_MESSAGE, "message must be text")
     elif len(frame) > MAX_FRAME_BYTES or len(frame.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
-        raise ProtocolError(BAD_MESSAGE, f"message too large (over {MAX_FRAME_BYTES} bytes)")
+        raise Refused(BAD_MESSAGE, f"message too large (over {MAX_FRAME_BYTES} bytes)")
     try:
         data = json.loads(frame)
     except (ValueError, RecursionError):
-        raise ProtocolError(BAD_MESSAGE, "message is not valid JSON") from None
+        raise Refused(BAD_MESSAGE, "message is not valid JSON") from None
     if not isinstance(data, dict):
-        raise ProtocolError(BAD_MESSAGE, "message must be a JSON object")
+        raise Refused(BAD_MESSAGE, "message must be a JSON object")
     return data
 
 
 def _version(data: dict[str, Any], html: bool) -> int:
     value = data.get("v")
     if value is None or (html and value == ""):
-        raise ProtocolError(BAD_MESSAGE, "the message has no version 'v' (the state version you last saw)")
+        raise Refused(BAD_MESSAGE, "the message has no version 'v' (the state version you last saw)")
     number = _int_or_none(value, html)
     if number is None or not 0 <= number <= MAX_VERSION:
-        raise ProtocolError(BAD_MESSAGE, f"'v' must be a non-negative integer, not {_show(value)}")
+        raise Refused(BAD_MESSAGE, f"'v' must be a non-negative integer, not {_show(value)}")
     return number
 
 
@@ -151,9 +143,9 @@ def _int_or_none(value: Any, html: bool) -> int | None:
 def _amount(value: Any, html: bool) -> int:
     number = _int_or_none(value, html)
     if number is None:
-        raise ProtocolError(BAD_AMOUNT, f"the amount must be a whole number of chips, not {_show(value)}")
+        raise Refused(BAD_AMOUNT, f"the amount must be a whole number of chips, not {_show(value)}")
     if not 1 <= number <= MAX_AMOUNT:
-        raise ProtocolError(BAD_AMOUNT, f"the amount must be between 1 and {MAX_AMOUNT} chips, not {number}")
+        raise Refused(BAD_AMOUNT, f"the amount must be between 1 and {MAX_AMOUNT} chips, not {number}")
     return number
 
 
@@ -161,7 +153,7 @@ def _ranged(name: str, low: int, high: int):
     def parse(value: Any, html: bool) -> int:
         number = _int_or_none(value, html)
         if number is None or not low <= number <= high:
-            raise ProtocolError(
+            raise Refused(
                 BAD_MESSAGE, f"{name!r} must be an integer from {low} to {high}, not {_show(value)}"
             )
         return number
@@ -178,35 +170,33 @@ def _accept(value: Any, html: bool) -> bool:
             return True
         if word in _FALSE_WORDS:
             return False
-    raise ProtocolError(BAD_MESSAGE, f"'accept' must be true or false, not {_show(value)}")
+    raise Refused(BAD_MESSAGE, f"'accept' must be true or false, not {_show(value)}")
 
 
 def _text(value: Any, html: bool) -> str:
     if not isinstance(value, str):
-        raise ProtocolError(BAD_MESSAGE, f"'text' must be a string, not {_show(value)}")
+        raise Refused(BAD_MESSAGE, f"'text' must be a string, not {_show(value)}")
     # Bidi overrides and zero-width characters would make a line display otherwise than it reads.
     text = strip_invisible(value).strip()
     if not text:
-        raise ProtocolError(BAD_MESSAGE, "the chat message is empty")
+        raise Refused(BAD_MESSAGE, "the chat message is empty")
     if any(unicodedata.category(char) in _FORBIDDEN_CATEGORIES for char in text):
-        raise ProtocolError(BAD_MESSAGE, "the chat message contains control characters")
+        raise Refused(BAD_MESSAGE, "the chat message contains control characters")
     size = len(text.encode("utf-8"))
     if size > MAX_CHAT_BYTES:
-        raise ProtocolError(
-            BAD_MESSAGE, f"the chat message is too long ({size} > {MAX_CHAT_BYTES} bytes of UTF-8)"
-        )
+        raise Refused(BAD_MESSAGE, f"the chat message is too long ({size} > {MAX_CHAT_BYTES} bytes of UTF-8)")
     return text
 
 
 def _emote(value: Any, html: bool) -> str:
     if not isinstance(value, str) or value not in EMOTES:
-        raise ProtocolError(BAD_MESSAGE, f"unknown emote {_show(value)}; emotes: {', '.join(EMOTES)}")
+        raise Refused(BAD_MESSAGE, f"unknown emote {_show(value)}; emotes: {', '.join(EMOTES)}")
     return value
 
 
 def _seed(value: Any, html: bool) -> str:
     if not is_player_seed(value):
-        raise ProtocolError(
+        raise Refused(
             BAD_MESSAGE,
             f"'seed' must be 1 to {MAX_PLAYER_SEED} letters, digits, '-', '_' or '.', not {_show(value)}",
         )

@@ -6,7 +6,7 @@ process when the table is owned here or by nobody (`apply_here`; the actor takes
 the table). When another live process owns it, the command is forwarded over the channel layer to that
 process's channel (`live.forward`); its receiver applies the command through its actor and answers with the
 result: the new version, or the refusal's code and message, which the asker raises again as
-`ActionRefused`, so a forwarded command ends for the client exactly as a local one would.
+`Refused`, so a forwarded command ends for the client exactly as a local one would.
 
 A command is a dict the layer can carry (`{"table": id, "op": ..., ...}`; the user goes by id):
 `act` (`action`, `v`), `chat` (`text`), `presence` (`connected`, `channel` and `process`: the socket's),
@@ -29,11 +29,11 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
+from cards.errors import Refused
 from live import forward, lease, process, route
 from live.actor import Run
 from tables import actors, broadcast, flow
 from tables.models import Table
-from tables.services.load import ActionRefused
 
 #: The kind of the table commands on a process's channel.
 KIND = "table"
@@ -50,13 +50,13 @@ async def apply_here(body: dict[str, Any], *, user=None):
     """Apply the command through the table's actor in this process: the new version (None if nothing
     changed; the actor shows it to the table's viewers here, the acting player's among them). `user` is the
     acting user when the caller has it; otherwise it is read by the id the command carries. Raises
-    `ActionRefused`, `Table.DoesNotExist`, or `OwnedElsewhere` from the actor's load."""
+    `Refused`, `Table.DoesNotExist`, or `OwnedElsewhere` from the actor's load."""
     from tables import services
     from tables.services import staff
 
     table_id, op = body["table"], body["op"]
     if op not in OPS:
-        raise ActionRefused("bad_message", f"Unknown table command {op!r}.")
+        raise Refused("bad_message", f"Unknown table command {op!r}.")
     if user is None and op in ("act", "chat"):
         user = await database_sync_to_async(_user)(body["user"])
     actor = actors.actor_for(table_id)
@@ -91,16 +91,16 @@ async def apply_here(body: dict[str, Any], *, user=None):
 def _user(user_id: int):
     user = get_user_model().objects.filter(pk=user_id).first()
     if user is None:
-        raise ActionRefused("not_authenticated", "Log in to play.")
+        raise Refused("not_authenticated", "Log in to play.")
     return user
 
 
-route.serve(KIND, apply_here, refusal=ActionRefused, gone=Table.DoesNotExist)
+route.serve(KIND, apply_here, refusal=Refused, gone=Table.DoesNotExist)
 
 
 def _result(answer: dict[str, Any]) -> int | None:
     """The owner's answer as the local call would have ended: a version, or the refusal raised again."""
-    return route.result(answer, refusal=ActionRefused, gone=Table.DoesNotExist)
+    return route.result(answer, refusal=Refused, gone=Table.DoesNotExist)
 
 
 class Route(route.Route):
@@ -111,7 +111,7 @@ class Route(route.Route):
 
     kind = KIND
     model = Table
-    refusal = ActionRefused
+    refusal = Refused
 
     def __init__(self, table_id: int, reply_to: str) -> None:
         super().__init__(table_id, reply_to)
@@ -128,18 +128,18 @@ def from_sync(table_id: int, body: dict[str, Any], here: Callable[[], int | None
     """A command from synchronous code (a staff edit in the admin, the lobby's one-click seat): sent to the
     owner's process when the table has a live owner (this process included: its receiver applies it through
     the actor), else written by `here` (the services' write, which locks the table row). Raises
-    `ActionRefused` (`unavailable` when the owner does not answer)."""
+    `Refused` (`unavailable` when the owner does not answer)."""
     owner = holder(table_id)
     if owner is None:
         return here()
     try:
         answer = async_to_sync(_ask)(owner, {"table": table_id, **body})
     except forward.Unreachable:
-        raise ActionRefused(
+        raise Refused(
             "unavailable", "The server that runs this table did not answer; try again in a few seconds."
         ) from None
     if "moved" in answer:
-        raise ActionRefused("unavailable", "The table moved to another server; try again.")
+        raise Refused("unavailable", "The table moved to another server; try again.")
     return _result(answer)
 
 

@@ -31,11 +31,11 @@ from django.templatetags.static import static
 
 from accounts.avatars import avatar_static_path
 from accounts.models import Wallet
+from cards.errors import Refused
+from cards.fairness import seed_hash
 from tables.engine.cards import hand_value
-from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, allowed_actions
 from tables.engine.rules import RuleSet
-from tables.engine.shoe import seed_hash
 from tables.engine.strategy import recommend
 from tables.flow.rounds import DEALER_CARD_SECONDS, dealer_turn_cards
 from tables.models import ChatMessage, Phase, Round, Seat, Shoe, Table, TableEvent
@@ -472,7 +472,7 @@ def _engine_state(round_: Round | None) -> RoundState | None:
     data = {**round_.state, "shoe": ""}
     try:
         return RoundState.from_dict(data)
-    except EngineError:
+    except Refused:
         return None
 
 

@@ -14,6 +14,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from accounts.preferences import preferences_of
+from cards.errors import Refused
 from durak import services as durak_services
 from tables import remote, services
 from tables.engine.rules import RuleSet
@@ -103,7 +104,7 @@ def sit(request, table_id: int):
                 ),
             )
             break
-        except services.ActionRefused as refusal:
+        except Refused as refusal:
             if refusal.code not in ("seat_taken", "stale_version"):
                 messages.error(request, refusal.message)
                 break
@@ -124,7 +125,7 @@ def open_table(request):
                 max_bet=data["max_bet"],
                 private=data["private"],
             )
-        except services.ActionRefused as refusal:
+        except Refused as refusal:
             form.add_error(None, refusal.message)
         else:
             return redirect("table", table_id=created.pk)

@@ -1,10 +1,9 @@
 """The Durak engine: pure Python, no Django, no I/O, no clock, no global random state.
 
-A game is an immutable `GameState`; `apply(state, action)` returns the next one or raises `EngineError`
-(the blackjack engine's exception type: a code and a message). `view_for` is what one player may see.
+A game is an immutable `GameState`; `apply(state, action)` returns the next one or raises
+`cards.errors.Refused` (the site's one refusal type: a code and a message). `view_for` is what one player
+may see.
 """
-
-from tables.engine.errors import EngineError
 
 from .cards import RANKS, SUITS, beats, new_deck_order
 from .deck import shuffled_deck
@@ -18,7 +17,6 @@ __all__ = [
     "RANKS",
     "SUITS",
     "DurakRules",
-    "EngineError",
     "GameState",
     "Match",
     "apply",

@@ -1,12 +1,12 @@
-"""The provably fair Durak deck: the blackjack shoe's commit-reveal seeds and shuffle, on 36 cards.
+"""The provably fair Durak deck: the site's commit-reveal seeds and shuffle (`cards.fairness`) on 36 cards.
 
 The server seed (committed by its SHA-256 before the game), the client seed (from the players' seeds,
-`tables.engine.shoe.combine_client_seeds`) and the nonce give the deck exactly as `tables.engine.shoe`
-describes for a shoe (steps 1, 2, 4, 5 and 6), with the unshuffled order of `cards.new_deck_order`
-(6s 6h 6d 6c 7s ... Ac) in place of the 52-card one. Card 0 is dealt first (`game.new_game` says how).
+`cards.fairness.combine_client_seeds`) and the nonce give the deck exactly as `cards.fairness` describes
+(steps 1, 2, 4, 5 and 6), with the unshuffled order of `cards.new_deck_order` (6s 6h 6d 6c 7s ... Ac). Card 0
+is dealt first (`game.new_game` says how).
 """
 
-from tables.engine.shoe import shuffled_cards
+from cards.fairness import shuffled_cards
 
 from .cards import new_deck_order
 

@@ -6,7 +6,7 @@ Actions are dictionaries, each with "action" and "player" (a seat number):
     {"action": "take", "player": P}                     the defender will pick the table up
     {"action": "done", "player": P}                     the attacker holding the right to add passes it on
     {"action": "transfer", "player": P, "card": C}      perevodnoy: the defender passes the attack on
-A refused action raises EngineError with a code (`game_over`, `not_your_turn`, `not_in_hand`, `cannot_beat`,
+A refused action raises Refused with a code (`game_over`, `not_your_turn`, `not_in_hand`, `cannot_beat`,
 `rank_not_on_table`, `limit_reached`, `passport_card`, `must_take`, `cannot_transfer`, `illegal_action`,
 `bad_message`) and changes nothing: states are values.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from tables.engine.errors import EngineError
+from cards.errors import Refused
 
 from .cards import CARDS, RANK_ORDER, SUITS, beats
 from .rules import HAND_SIZE, PASSPORT, PASSPORT_RANKS, PEREVODNOY, DurakRules
@@ -44,12 +44,12 @@ def new_game(
     deck = tuple(deck)
     players = rules.players
     if len(deck) != len(CARDS) or set(deck) != CARDS:
-        raise EngineError("bad_message", "a deck is the 36 cards 6 to A, each once")
+        raise Refused("bad_message", "a deck is the 36 cards 6 to A, each once")
     if first_attacker is not None and previous_fool is not None:
-        raise EngineError("bad_message", "give the first attacker or the previous fool, not both")
+        raise Refused("bad_message", "give the first attacker or the previous fool, not both")
     for seat in (first_attacker, previous_fool):
         if seat is not None and (type(seat) is not int or not 0 <= seat < players):
-            raise EngineError("bad_message", f"a seat is 0 to {players - 1}")
+            raise Refused("bad_message", f"a seat is 0 to {players - 1}")
     passports = _passports(rules, passports)
     dealt = HAND_SIZE * players
     hands = tuple(deck[seat:dealt:players] for seat in range(players))
@@ -85,13 +85,13 @@ def new_game(
 def _passports(rules: DurakRules, passports: Iterable[str] | None) -> tuple[str, ...]:
     if rules.variant != PASSPORT:
         if passports is not None:
-            raise EngineError("bad_message", "passports belong to the passport variant")
+            raise Refused("bad_message", "passports belong to the passport variant")
         return ()
     passports = tuple(passports) if passports is not None else ("6",) * rules.players
     if len(passports) != rules.players or not all(
         isinstance(rank, str) and len(rank) == 1 and rank in PASSPORT_RANKS for rank in passports
     ):
-        raise EngineError("bad_message", f"one passport rank ({' '.join(PASSPORT_RANKS)}) per player")
+        raise Refused("bad_message", f"one passport rank ({' '.join(PASSPORT_RANKS)}) per player")
     return passports
 
 
@@ -107,10 +107,10 @@ def _lowest(hands: tuple[tuple[str, ...], ...], trump_suit: str) -> int:
 
 
 def apply(state: GameState, action: Any) -> GameState:
-    """The state after `action`, or EngineError if it is refused."""
+    """The state after `action`, or Refused if it is refused."""
     name, player, card, target = _parse(state, action)
     if state.finished:
-        raise EngineError("game_over", "the game is over")
+        raise Refused("game_over", "the game is over")
     if name == "attack":
         return _attack(state, player, card)
     if name == "beat":
@@ -124,21 +124,19 @@ def apply(state: GameState, action: Any) -> GameState:
 
 def _parse(state: GameState, action: Any) -> tuple[str, int, str | None, str | None]:
     if not isinstance(action, dict) or action.get("action") not in ACTIONS:
-        raise EngineError(
-            "bad_message", f"an action is an object whose action is one of {', '.join(ACTIONS)}"
-        )
+        raise Refused("bad_message", f"an action is an object whose action is one of {', '.join(ACTIONS)}")
     name, player = action["action"], action.get("player")
     if type(player) is not int or not 0 <= player < state.rules.players:
-        raise EngineError("bad_message", f"player is a seat number, 0 to {state.rules.players - 1}")
+        raise Refused("bad_message", f"player is a seat number, 0 to {state.rules.players - 1}")
     card = target = None
     if name in ("attack", "beat", "transfer"):
         card = action.get("card")
         if card not in CARDS:
-            raise EngineError("bad_message", "card is a card like 6s, Th or Ad")
+            raise Refused("bad_message", "card is a card like 6s, Th or Ad")
     if name == "beat":
         target = action.get("target")
         if target not in CARDS:
-            raise EngineError("bad_message", "target is the attacking card to beat, like 6s")
+            raise Refused("bad_message", "target is the attacking card to beat, like 6s")
     return name, player, card, target
 
 
@@ -153,7 +151,7 @@ def _with_hand(state: GameState, player: int, hand: tuple[str, ...]) -> tuple[tu
 
 def _check_in_hand(state: GameState, player: int, card: str) -> None:
     if card not in state.hands[player]:
-        raise EngineError("not_in_hand", f"{card} is not in your hand")
+        raise Refused("not_in_hand", f"{card} is not in your hand")
 
 
 def _is_passport_card(state: GameState, player: int, card: str) -> bool:
@@ -163,17 +161,17 @@ def _is_passport_card(state: GameState, player: int, card: str) -> bool:
 def _attack(state: GameState, player: int, card: str) -> GameState:
     if not state.table:
         if player != state.attacker:
-            raise EngineError("not_your_turn", "the principal attacker leads the bout")
+            raise Refused("not_your_turn", "the principal attacker leads the bout")
     else:
         if player != thrower(state):
-            raise EngineError("not_your_turn", "another attacker holds the right to add cards")
+            raise Refused("not_your_turn", "another attacker holds the right to add cards")
         if card[0] not in {c[0] for pair in state.table for c in pair if c is not None}:
-            raise EngineError("rank_not_on_table", "only cards of a rank already on the table may be added")
+            raise Refused("rank_not_on_table", "only cards of a rank already on the table may be added")
         if len(state.table) >= state.limit:
-            raise EngineError("limit_reached", f"this bout holds at most {state.limit} attacking cards")
+            raise Refused("limit_reached", f"this bout holds at most {state.limit} attacking cards")
     _check_in_hand(state, player, card)
     if _is_passport_card(state, player, card):
-        raise EngineError("passport_card", "a card of your passport rank cannot attack")
+        raise Refused("passport_card", "a card of your passport rank cannot attack")
     state = replace(
         state,
         hands=_with_hand(state, player, _without(state.hands[player], card)),
@@ -191,21 +189,21 @@ def _must_take(state: GameState) -> bool:
 
 def _beat(state: GameState, player: int, card: str, target: str) -> GameState:
     if player != state.defender:
-        raise EngineError("not_your_turn", "only the defender beats cards")
+        raise Refused("not_your_turn", "only the defender beats cards")
     if state.taking:
-        raise EngineError("illegal_action", "you are taking the cards")
+        raise Refused("illegal_action", "you are taking the cards")
     slot = next(
         (i for i, (attack, defence) in enumerate(state.table) if attack == target and defence is None), None
     )
     if slot is None:
-        raise EngineError("illegal_action", f"{target} is not an unbeaten attacking card")
+        raise Refused("illegal_action", f"{target} is not an unbeaten attacking card")
     _check_in_hand(state, player, card)
     if _must_take(state):
-        raise EngineError("must_take", "you were attacked with your passport rank: you must take")
+        raise Refused("must_take", "you were attacked with your passport rank: you must take")
     if _is_passport_card(state, player, card) and card[1] != state.trump_suit:
-        raise EngineError("passport_card", "a card of your passport rank defends only if it is a trump")
+        raise Refused("passport_card", "a card of your passport rank defends only if it is a trump")
     if not beats(card, target, state.trump_suit):
-        raise EngineError("cannot_beat", f"{card} does not beat {target}")
+        raise Refused("cannot_beat", f"{card} does not beat {target}")
     table = (*state.table[:slot], (target, card), *state.table[slot + 1 :])
     state = replace(
         state, hands=_with_hand(state, player, _without(state.hands[player], card)), table=table, done=()
@@ -215,39 +213,39 @@ def _beat(state: GameState, player: int, card: str, target: str) -> GameState:
 
 def _take(state: GameState, player: int) -> GameState:
     if player != state.defender:
-        raise EngineError("not_your_turn", "only the defender takes")
+        raise Refused("not_your_turn", "only the defender takes")
     if state.taking:
-        raise EngineError("illegal_action", "you are already taking")
+        raise Refused("illegal_action", "you are already taking")
     if all(defence is not None for _, defence in state.table):
-        raise EngineError("illegal_action", "there is no unbeaten card to take")
+        raise Refused("illegal_action", "there is no unbeaten card to take")
     return _settle(replace(state, taking=True, done=()))
 
 
 def _done(state: GameState, player: int) -> GameState:
     if not state.table:
-        raise EngineError(
+        raise Refused(
             "not_your_turn" if player != state.attacker else "illegal_action", "the bout must be led"
         )
     if player != thrower(state):
-        raise EngineError("not_your_turn", "another attacker holds the right to add cards")
+        raise Refused("not_your_turn", "another attacker holds the right to add cards")
     return _settle(replace(state, done=tuple(sorted((*state.done, player)))))
 
 
 def _transfer(state: GameState, player: int, card: str) -> GameState:
     if state.rules.variant != PEREVODNOY:
-        raise EngineError("illegal_action", "only perevodnoy allows a transfer")
+        raise Refused("illegal_action", "only perevodnoy allows a transfer")
     if player != state.defender:
-        raise EngineError("not_your_turn", "only the defender transfers")
+        raise Refused("not_your_turn", "only the defender transfers")
     if state.taking or not state.table or any(defence is not None for _, defence in state.table):
-        raise EngineError("cannot_transfer", "a transfer comes before any card is beaten or taken")
+        raise Refused("cannot_transfer", "a transfer comes before any card is beaten or taken")
     if card[0] != state.table[0][0][0]:
-        raise EngineError("cannot_transfer", "a transfer needs a card of the attacking rank")
+        raise Refused("cannot_transfer", "a transfer needs a card of the attacking rank")
     _check_in_hand(state, player, card)
     successor = next_active(state, player)
     hands = _with_hand(state, player, _without(state.hands[player], card))
     limit = state.rules.bout_limit(len(hands[successor]), first_bout=state.bout == 0)
     if len(state.table) + 1 > limit:
-        raise EngineError("cannot_transfer", "the next player cannot be attacked with that many cards")
+        raise Refused("cannot_transfer", "the next player cannot be attacked with that many cards")
     return replace(
         state,
         hands=hands,

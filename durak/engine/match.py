@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tables.engine.errors import EngineError
+from cards.errors import Refused
 
 from .game import new_game
 from .rules import PASSPORT, PASSPORT_RANKS, DurakRules
@@ -46,7 +46,7 @@ class Match:
                 winner=data["winner"],
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise EngineError("bad_message", f"not a Durak match: {exc}") from exc
+            raise Refused("bad_message", f"not a Durak match: {exc}") from exc
 
 
 def new_match(rules: DurakRules) -> Match:
@@ -57,7 +57,7 @@ def new_match(rules: DurakRules) -> Match:
 def start_game(match: Match, deck: Iterable[str]) -> GameState:
     """The match's next game, dealt from `deck`."""
     if match.over:
-        raise EngineError("game_over", "the match is over")
+        raise Refused("game_over", "the match is over")
     previous_fool = match.fools[-1] if match.fools else None
     passports = match.passports if match.rules.variant == PASSPORT else None
     return new_game(match.rules, deck, previous_fool=previous_fool, passports=passports)
@@ -66,9 +66,9 @@ def start_game(match: Match, deck: Iterable[str]) -> GameState:
 def record_game(match: Match, game: GameState) -> Match:
     """The match after `game` (finished, started by `start_game`): its fool, promotions and winner."""
     if match.over:
-        raise EngineError("game_over", "the match is over")
+        raise Refused("game_over", "the match is over")
     if not game.finished or game.rules != match.rules or game.passports != match.passports:
-        raise EngineError("illegal_action", "only a finished game of this match can be recorded")
+        raise Refused("illegal_action", "only a finished game of this match can be recorded")
     passports = list(match.passports)
     winner = None
     for seat in game.promoted:

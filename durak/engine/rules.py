@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
-from tables.engine.errors import EngineError
+from cards.errors import Refused
 
 PODKIDNOY, PEREVODNOY, PASSPORT = "podkidnoy", "perevodnoy", "passport"
 VARIANTS = (PODKIDNOY, PEREVODNOY, PASSPORT)
@@ -36,13 +36,13 @@ class DurakRules:
 
     def __post_init__(self) -> None:
         if type(self.players) is not int or not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
-            raise EngineError("invalid_rules", f"a game has {MIN_PLAYERS} to {MAX_PLAYERS} players")
+            raise Refused("invalid_rules", f"a game has {MIN_PLAYERS} to {MAX_PLAYERS} players")
         if self.variant not in VARIANTS:
-            raise EngineError("invalid_rules", f"the variant is one of {', '.join(VARIANTS)}")
+            raise Refused("invalid_rules", f"the variant is one of {', '.join(VARIANTS)}")
         if self.attack not in ATTACK_TYPES:
-            raise EngineError("invalid_rules", f"the attack type is one of {', '.join(ATTACK_TYPES)}")
+            raise Refused("invalid_rules", f"the attack type is one of {', '.join(ATTACK_TYPES)}")
         if self.limit not in LIMITS:
-            raise EngineError("invalid_rules", f"the limit is one of {', '.join(LIMITS)}")
+            raise Refused("invalid_rules", f"the limit is one of {', '.join(LIMITS)}")
 
     def bout_limit(self, defender_cards: int, first_bout: bool) -> int:
         """The most attacking cards a bout may hold against a defender with `defender_cards` cards."""
@@ -56,7 +56,7 @@ class DurakRules:
 
     @classmethod
     def parse(cls, data: Any) -> "DurakRules":
-        """Rules from a dictionary (missing keys take the defaults); EngineError(invalid_rules) otherwise."""
+        """Rules from a dictionary (missing keys take the defaults); Refused(invalid_rules) otherwise."""
         if not isinstance(data, dict) or not set(data) <= {"players", "variant", "attack", "limit"}:
-            raise EngineError("invalid_rules", "rules are an object with players, variant, attack and limit")
+            raise Refused("invalid_rules", "rules are an object with players, variant, attack and limit")
         return cls(**data)

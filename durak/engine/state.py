@@ -6,7 +6,7 @@ Seats are numbered 0 .. players - 1 clockwise; play passes to the left, the next
 from dataclasses import dataclass
 from typing import Any
 
-from tables.engine.errors import EngineError
+from cards.errors import Refused
 
 from .rules import ALL_SIDES, NEIGHBOURS, DurakRules
 
@@ -90,7 +90,7 @@ class GameState:
                 fool=data["fool"],
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise EngineError("bad_message", f"not a Durak game state: {exc}") from exc
+            raise Refused("bad_message", f"not a Durak game state: {exc}") from exc
 
 
 def next_active(state: GameState, seat: int) -> int:

@@ -12,9 +12,9 @@ import argparse
 import json
 import sys
 
-from tables.engine.errors import EngineError
-from tables.engine.shoe import combine_client_seeds, seed_hash
-from tables.engine.verify import add_seed_arguments
+from cards.errors import Refused
+from cards.fairness import seed_hash
+from cards.verify import add_seed_arguments, client_seed_of_args
 
 from .deck import shuffled_deck
 from .game import new_game
@@ -36,12 +36,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    client_seed = args.client_seed if args.player_seed is None else combine_client_seeds(args.player_seed)
+    client_seed = client_seed_of_args(args)
     try:
         digest = seed_hash(args.server_seed)
         deck = shuffled_deck(server_seed=args.server_seed, client_seed=client_seed, nonce=args.nonce)
         game = new_game(DurakRules(players=args.players), deck)
-    except EngineError as exc:
+    except Refused as exc:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {exc.message}", file=sys.stderr)
         return 2

@@ -3,6 +3,8 @@
 Private to the engine; the rules these functions implement are written down in `round.py`'s docstring.
 """
 
+from cards.errors import Refused
+
 from ._state import (
     ACTIVE,
     BLACKJACK,
@@ -21,7 +23,6 @@ from ._state import (
     Seat,
 )
 from .cards import CARD_VALUES
-from .errors import EngineError
 from .rules import RuleSet
 
 
@@ -38,10 +39,10 @@ def can_split(rules: RuleSet, seat: Seat, hand: Hand) -> bool:
 def draw(state: RoundState) -> str:
     position = state.position
     if position >= len(state.shoe):
-        raise EngineError("shoe_exhausted", "the shoe has no cards left for this round")
+        raise Refused("shoe_exhausted", "the shoe has no cards left for this round")
     card = state.shoe[position]
     if card not in CARD_VALUES:
-        raise EngineError("bad_message", f"the shoe holds something that is not a card: {card!r}")
+        raise Refused("bad_message", f"the shoe holds something that is not a card: {card!r}")
     state.position = position + 1
     return card
 
@@ -54,17 +55,17 @@ def deal(state: RoundState) -> None:
         else:
             seat.sitting_out = True
     if not players:
-        raise EngineError("illegal_action", "nobody has bet")
+        raise Refused("illegal_action", "nobody has bet")
     rules = state.rules
     # Every card of the deal is checked before anything changes, so a short or bad shoe refuses the deal.
     start = state.position
     end = start + 2 * len(players) + (2 if rules.dealer_peek else 1)
     cards = state.shoe[start:end]
     if len(cards) < end - start:
-        raise EngineError("shoe_exhausted", "the shoe has no cards left for this round")
+        raise Refused("shoe_exhausted", "the shoe has no cards left for this round")
     for card in cards:
         if card not in CARD_VALUES:
-            raise EngineError("bad_message", f"the shoe holds something that is not a card: {card!r}")
+            raise Refused("bad_message", f"the shoe holds something that is not a card: {card!r}")
     state.position = end
     count = len(players)
     for seat, first, second in zip(players, cards[:count], cards[count + 1 : 2 * count + 1], strict=True):

@@ -9,9 +9,10 @@ import hashlib
 import struct
 from dataclasses import dataclass, fields
 
+from cards.errors import Refused
+
 from . import shoe as shoe_module
 from .cards import CARD_VALUES, new_deck_order
-from .errors import EngineError
 from .round import RoundState, allowed_actions, apply_in_place, new_round
 from .strategy import Strategy
 
@@ -82,7 +83,7 @@ def play_chunk(strategy: Strategy, seed: str, index: int, rounds: int, seats: in
             position = 0
         try:
             state = play_round(strategy, cards, position, numbers)
-        except EngineError as error:
+        except Refused as error:
             if error.code != "shoe_exhausted":
                 raise
             if position == 0:
@@ -132,7 +133,7 @@ def compare_chunk(
             try:
                 base_net = _net(play_round(base, base_cards, start, numbers))
                 variant_net = _net(play_round(variant, variant_cards, start, numbers))
-            except EngineError as error:
+            except Refused as error:
                 if error.code != "shoe_exhausted":
                     raise
                 tally.voided_rounds += 1

@@ -5,8 +5,9 @@ Private to the engine: `round.py` holds the rules of play and is the public face
 
 from typing import Any
 
+from cards.errors import Refused
+
 from .cards import CARD_VALUES
-from .errors import EngineError
 from .rules import RuleSet
 
 # Phases of a round.
@@ -278,7 +279,7 @@ class RoundState:
             turn = data["turn"]
             state.turn_seat, state.turn_hand = (None, None) if turn is None else turn
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise EngineError("bad_message", f"not a saved round: {exc!r}") from None
+            raise Refused("bad_message", f"not a saved round: {exc!r}") from None
         return state
 
     def __eq__(self, other: object) -> bool:

@@ -2,7 +2,7 @@
 
 A round is a value (`RoundState`). `apply(state, action)` returns a new state and never changes its input;
 `apply_in_place` is the same code mutating the state (for the simulator). Anything refused raises
-`EngineError` before any change. (One exception: running out of cards after the deal raises
+`Refused` before any change. (One exception: running out of cards after the deal raises
 `shoe_exhausted` mid-action; `apply` still leaves its input untouched, `apply_in_place` leaves a half-done
 state. A round cannot go on without cards: near the end of a shoe the caller should pass the shoe followed by
 the next shuffled shoe, whose hash it has published, or void the round.)
@@ -53,6 +53,8 @@ bet: a smaller replacement bet or `sit_out` lowers it, and the caller refunds th
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cards.errors import Refused
+
 from ._dealing import advance, after_hit, can_split, close_window, deal, draw, take_split_card
 from ._state import (
     ACTIVE,
@@ -69,7 +71,6 @@ from ._state import (
     Seat,
 )
 from .cards import CARD_VALUES
-from .errors import EngineError
 from .rules import RuleSet
 
 __all__ = ["RoundState", "allowed_actions", "apply", "apply_in_place", "new_round", "replay"]
@@ -82,19 +83,19 @@ def new_round(
 ) -> RoundState:
     """A round in the betting phase. `shoe` is the whole shoe order, `position` the index of the next card."""
     if not isinstance(rules, RuleSet):
-        raise EngineError("bad_message", "rules must be a RuleSet")
+        raise Refused("bad_message", "rules must be a RuleSet")
     numbers = []
     for number in seats:
         if type(number) is not int or not 1 <= number <= MAX_SEATS:
-            raise EngineError("bad_message", f"seats must be numbers 1 to {MAX_SEATS}, not {number!r}")
+            raise Refused("bad_message", f"seats must be numbers 1 to {MAX_SEATS}, not {number!r}")
         numbers.append(number)
     numbers = sorted(set(numbers))
     if not numbers:
-        raise EngineError("bad_message", "a round needs at least one seat")
+        raise Refused("bad_message", "a round needs at least one seat")
     if type(min_bet) is not int or type(max_bet) is not int or not 1 <= min_bet <= max_bet:
-        raise EngineError("bad_message", "bet limits must be integers with 1 <= min_bet <= max_bet")
+        raise Refused("bad_message", "bet limits must be integers with 1 <= min_bet <= max_bet")
     if type(position) is not int or not 0 <= position <= len(shoe):
-        raise EngineError("bad_message", "position must be an index into the shoe")
+        raise Refused("bad_message", "position must be an index into the shoe")
     return RoundState(
         rules=rules,
         shoe=shoe if type(shoe) is tuple else tuple(shoe),
@@ -106,7 +107,7 @@ def new_round(
 
 
 def apply(state: RoundState, action: dict[str, Any]) -> RoundState:
-    """The state after `action`; `state` itself never changes. Raises EngineError if the action is refused."""
+    """The state after `action`; `state` itself never changes. Raises Refused if the action is refused."""
     new = state.copy()
     apply_in_place(new, action)
     return new
@@ -115,11 +116,11 @@ def apply(state: RoundState, action: dict[str, Any]) -> RoundState:
 def apply_in_place(state: RoundState, action: dict[str, Any]) -> None:
     """Apply `action` to `state` itself (the simulator's fast path; live play goes through `apply`)."""
     if type(action) is not dict:
-        raise EngineError("bad_message", "an action must be a JSON object")
+        raise Refused("bad_message", "an action must be a JSON object")
     name = action.get("action")
     handler = _HANDLERS.get(name) if type(name) is str else None
     if handler is None:
-        raise EngineError("bad_message", f"unknown action {name!r}")
+        raise Refused("bad_message", f"unknown action {name!r}")
     handler(state, action)
 
 
@@ -164,9 +165,9 @@ def _bet(state: RoundState, action: dict[str, Any]) -> None:
     seat = _seat(state, action)
     amount = action.get("amount")
     if type(amount) is not int:
-        raise EngineError("bad_message", "amount must be a whole number of chips")
+        raise Refused("bad_message", "amount must be a whole number of chips")
     if not state.min_bet <= amount <= state.max_bet:
-        raise EngineError("bad_amount", f"the bet must be between {state.min_bet} and {state.max_bet} chips")
+        raise Refused("bad_amount", f"the bet must be between {state.min_bet} and {state.max_bet} chips")
     seat.bet = amount
     seat.stake = amount
     seat.sitting_out = False
@@ -197,7 +198,7 @@ def _timeout(state: RoundState, action: dict[str, Any]) -> None:
         _current_hand(state).status = STOOD
         advance(state)
     else:
-        raise EngineError("illegal_action", "the round is over")
+        raise Refused("illegal_action", "the round is over")
 
 
 def _insurance(state: RoundState, action: dict[str, Any]) -> None:
@@ -224,9 +225,7 @@ def _surrender(state: RoundState, action: dict[str, Any]) -> None:
         return
     seat, hand = _turn_hand(state, action, "surrender")
     if not _can_surrender(state.rules, seat, hand):
-        raise EngineError(
-            "illegal_action", "surrender is only allowed on the first two cards of an unsplit hand"
-        )
+        raise Refused("illegal_action", "surrender is only allowed on the first two cards of an unsplit hand")
     hand.status = SURRENDERED
     advance(state)
 
@@ -234,7 +233,7 @@ def _surrender(state: RoundState, action: dict[str, Any]) -> None:
 def _hit(state: RoundState, action: dict[str, Any]) -> None:
     _, hand = _turn_hand(state, action, "hit")
     if hand.split and not state.rules.hit_split_aces and CARD_VALUES[hand.cards[0]] == 1:
-        raise EngineError("illegal_action", "split aces take one card each")
+        raise Refused("illegal_action", "split aces take one card each")
     hand.add(draw(state))
     after_hit(state.rules, hand)
     if hand.status != ACTIVE:
@@ -250,7 +249,7 @@ def _stand(state: RoundState, action: dict[str, Any]) -> None:
 def _double(state: RoundState, action: dict[str, Any]) -> None:
     seat, hand = _turn_hand(state, action, "double")
     if not _can_double(state.rules, hand):
-        raise EngineError("illegal_action", "this hand cannot double")
+        raise Refused("illegal_action", "this hand cannot double")
     seat.stake += hand.bet
     hand.bet *= 2
     hand.doubled = True
@@ -262,7 +261,7 @@ def _double(state: RoundState, action: dict[str, Any]) -> None:
 def _split(state: RoundState, action: dict[str, Any]) -> None:
     seat, hand = _turn_hand(state, action, "split")
     if not can_split(state.rules, seat, hand):
-        raise EngineError("illegal_action", "this hand cannot split")
+        raise Refused("illegal_action", "this hand cannot split")
     second = hand.cards.pop()
     hand.hard = CARD_VALUES[hand.cards[0]]
     hand.has_ace = hand.hard == 1
@@ -294,14 +293,14 @@ _HANDLERS = {
 
 def _require_phase(state: RoundState, phase: str, what: str) -> None:
     if state.phase != phase:
-        raise EngineError("illegal_action", f"cannot {what} now: the round is {state.phase}")
+        raise Refused("illegal_action", f"cannot {what} now: the round is {state.phase}")
 
 
 def _seat(state: RoundState, action: dict[str, Any]) -> Seat:
     number = action.get("seat")
     seat = state.seats.get(number) if type(number) is int else None
     if seat is None:
-        raise EngineError("bad_message", f"seat {number!r} is not in this round")
+        raise Refused("bad_message", f"seat {number!r} is not in this round")
     return seat
 
 
@@ -311,9 +310,9 @@ def _answer(
     seat = _seat(state, action)
     accept = action.get("accept", default)
     if type(accept) is not bool:
-        raise EngineError("bad_message", "accept must be true or false")
+        raise Refused("bad_message", "accept must be true or false")
     if state.phase != INSURANCE or offer not in seat.offers:
-        raise EngineError(
+        raise Refused(
             "illegal_action", f"no {offer.replace('_', ' ')} decision is open for seat {seat.number}"
         )
     return seat, accept
@@ -332,9 +331,9 @@ def _turn_hand(state: RoundState, action: dict[str, Any], what: str) -> tuple[Se
     seat = _seat(state, action)
     index = action.get("hand", state.turn_hand if seat.number == state.turn_seat else None)
     if index is not None and type(index) is not int:
-        raise EngineError("bad_message", "hand must be a hand number (0 for the first hand)")
+        raise Refused("bad_message", "hand must be a hand number (0 for the first hand)")
     if seat.number != state.turn_seat or index != state.turn_hand:
-        raise EngineError("not_your_turn", f"it is not the turn of seat {seat.number}, hand {index}")
+        raise Refused("not_your_turn", f"it is not the turn of seat {seat.number}, hand {index}")
     return seat, seat.hands[index]
 
 

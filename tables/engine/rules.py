@@ -1,6 +1,6 @@
 """The rules of a table: one frozen `RuleSet`, JSON-serialisable, validated on construction.
 
-Invalid values and combinations are refused with `EngineError("invalid_rules", ...)`; a value of the wrong
+Invalid values and combinations are refused with `Refused("invalid_rules", ...)`; a value of the wrong
 type (or an unknown field in `RuleSet.from_dict`) with `bad_message`. Options that cannot take effect:
 
 - `resplit_aces` needs room for a resplit (`max_split_hands` >= 3), `hit_split_aces` needs splitting
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .errors import EngineError
+from cards.errors import Refused
 
 PAYOUTS = ("3:2", "6:5", "2:1", "1:1")
 DOUBLE_ON = ("any", "9-11", "10-11")
@@ -32,10 +32,10 @@ def parse_ratio(text: str) -> tuple[int, int]:
     """ "3:2" -> (3, 2). Raises `invalid_rules` unless both sides are positive integers below 1000."""
     parts = text.split(":") if isinstance(text, str) else []
     if len(parts) != 2 or not all(part.isdigit() and part.isascii() for part in parts):
-        raise EngineError("invalid_rules", f"a payout must look like '3:2', not {text!r}")
+        raise Refused("invalid_rules", f"a payout must look like '3:2', not {text!r}")
     num, den = int(parts[0]), int(parts[1])
     if not (0 < num < 1000 and 0 < den < 1000):
-        raise EngineError("invalid_rules", f"payout {text!r} is out of range (each side 1..999)")
+        raise Refused("invalid_rules", f"payout {text!r} is out of range (each side 1..999)")
     return num, den
 
 
@@ -66,40 +66,40 @@ class RuleSet:
         object.__setattr__(self, "_suited_678_ratio", bonus)
 
     def validate(self) -> None:
-        """Raise EngineError (`bad_message` for a wrong type, `invalid_rules` otherwise) unless playable."""
+        """Raise Refused (`bad_message` for a wrong type, `invalid_rules` otherwise) unless playable."""
         for field in dataclasses.fields(self):
             _check_type(field.name, getattr(self, field.name))
         if not MIN_DECKS <= self.decks <= MAX_DECKS:
-            raise EngineError("invalid_rules", f"decks must be {MIN_DECKS} to {MAX_DECKS}, not {self.decks}")
+            raise Refused("invalid_rules", f"decks must be {MIN_DECKS} to {MAX_DECKS}, not {self.decks}")
         _check_choice("blackjack_payout", self.blackjack_payout, PAYOUTS)
         _check_choice("double_on", self.double_on, DOUBLE_ON)
         if not 1 <= self.max_split_hands <= 4:
-            raise EngineError("invalid_rules", f"max_split_hands must be 1 to 4, not {self.max_split_hands}")
+            raise Refused("invalid_rules", f"max_split_hands must be 1 to 4, not {self.max_split_hands}")
         _check_choice("surrender", self.surrender, SURRENDER)
         if self.penetration != 0 and not MIN_PENETRATION <= self.penetration <= MAX_PENETRATION:
-            raise EngineError(
+            raise Refused(
                 "invalid_rules",
                 f"penetration must be 0 (fresh shuffle every round) or {MIN_PENETRATION} to "
                 f"{MAX_PENETRATION}, not {self.penetration}",
             )
         if self.charlie not in CHARLIE:
-            raise EngineError("invalid_rules", f"charlie must be null, 5, 6 or 7, not {self.charlie}")
+            raise Refused("invalid_rules", f"charlie must be null, 5, 6 or 7, not {self.charlie}")
         if self.suited_678_bonus is not None:
             parse_ratio(self.suited_678_bonus)
         if self.resplit_aces and self.max_split_hands < 3:
-            raise EngineError(
+            raise Refused(
                 "invalid_rules", "resplit_aces needs max_split_hands of at least 3 (room for a second split)"
             )
         if self.hit_split_aces and self.max_split_hands < 2:
-            raise EngineError("invalid_rules", "hit_split_aces needs splitting (max_split_hands at least 2)")
+            raise Refused("invalid_rules", "hit_split_aces needs splitting (max_split_hands at least 2)")
         if self.surrender == "early" and not self.dealer_peek:
-            raise EngineError(
+            raise Refused(
                 "invalid_rules",
                 "early surrender is offered before the dealer's peek; the no-hole-card game has no peek "
                 "(use late surrender)",
             )
         if self.original_bets_only and self.dealer_peek:
-            raise EngineError(
+            raise Refused(
                 "invalid_rules",
                 "original_bets_only applies to the no-hole-card game only (with a peek no extra bet meets a "
                 "dealer blackjack)",
@@ -122,10 +122,10 @@ class RuleSet:
     def from_dict(cls, data: Any) -> "RuleSet":
         """Build from a partial or full dict: missing fields take the defaults, unknown ones are refused."""
         if not isinstance(data, dict):
-            raise EngineError("bad_message", "rules must be a JSON object")
+            raise Refused("bad_message", "rules must be a JSON object")
         unknown = sorted(str(key) for key in data if key not in cls.__dataclass_fields__)
         if unknown:
-            raise EngineError("bad_message", f"unknown rule field(s): {', '.join(unknown)}")
+            raise Refused("bad_message", f"unknown rule field(s): {', '.join(unknown)}")
         # Every action and view reads a round's rules: a rule set already built from equal values (of equal
         # types, so that 1 and True stay apart) is returned again; rule sets are immutable.
         try:
@@ -183,7 +183,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise EngineError("invalid_rules", f"{name} must be one of {', '.join(choices)}, not {value!r}")
+        raise Refused("invalid_rules", f"{name} must be one of {', '.join(choices)}, not {value!r}")
 
 
 def _check_type(name: str, value: Any) -> None:
@@ -191,7 +191,7 @@ def _check_type(name: str, value: Any) -> None:
     # bool is a subclass of int: only fields declared bool accept it.
     if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
         names = " or ".join("null" if kind is type(None) else kind.__name__ for kind in expected)
-        raise EngineError("bad_message", f"rule {name} must be {names}, not {value!r}")
+        raise Refused("bad_message", f"rule {name} must be {names}, not {value!r}")
 
 
 PRESETS: dict[str, RuleSet] = {
@@ -212,7 +212,7 @@ def get_preset(name: str) -> RuleSet:
     for key, rules in PRESETS.items():
         if isinstance(name, str) and key.casefold() == name.casefold():
             return rules
-    raise EngineError("invalid_rules", f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+    raise Refused("invalid_rules", f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
 
 
 def parse_rules(text: str) -> RuleSet:
@@ -223,7 +223,7 @@ def parse_rules(text: str) -> RuleSet:
     try:
         data = json.loads(stripped)
     except json.JSONDecodeError as exc:
-        raise EngineError("bad_message", f"rules are not valid JSON: {exc}") from None
+        raise Refused("bad_message", f"rules are not valid JSON: {exc}") from None
     return RuleSet.from_dict(data)
 
 

@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from cards.errors import Refused
+
 from ._play import BET, PairTally, Tally, compare_chunk, play_chunk
-from .errors import EngineError
 from .rules import RuleSet, parse_rules
 from .strategy import basic_strategy
 
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         rules = parse_rules(args.rules)
-    except EngineError as error:
+    except Refused as error:
         parser.error(f"--rules: {error.message}")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")

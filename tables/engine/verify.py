@@ -15,21 +15,11 @@ import argparse
 import json
 import sys
 
-from .errors import EngineError
-from .shoe import combine_client_seeds, dealing_order, seed_hash, shuffled_shoe
+from cards.errors import Refused
+from cards.fairness import seed_hash
+from cards.verify import add_seed_arguments, client_seed_of_args
 
-
-def add_seed_arguments(parser: argparse.ArgumentParser, what: str) -> None:
-    """The seed options every deck check takes (this shoe's and a Durak deck's): the revealed server seed, and
-    the client seed or the players' seeds it is made of."""
-    parser.add_argument("--server-seed", required=True, help="the revealed server seed, 64 hex characters")
-    client = parser.add_mutually_exclusive_group(required=True)
-    client.add_argument("--client-seed", help=f"the {what}'s client seed, as shown by the table")
-    client.add_argument(
-        "--player-seed",
-        action="append",
-        help="one player's seed (repeat for each); combined as the table does",
-    )
+from .shoe import dealing_order, shuffled_shoe
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    client_seed = args.client_seed if args.player_seed is None else combine_client_seeds(args.player_seed)
+    client_seed = client_seed_of_args(args)
     try:
         digest = seed_hash(args.server_seed)
         cards = shuffled_shoe(
@@ -67,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                     nonce=args.nonce,
                 )
             )
-    except EngineError as exc:
+    except Refused as exc:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {exc.message}", file=sys.stderr)
         return 2

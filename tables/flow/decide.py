@@ -9,6 +9,7 @@ comes with the caller's state untouched.
 from dataclasses import replace
 from datetime import datetime
 
+from cards.errors import Refused
 from tables.engine.shoe import dealing_order, shuffled_shoe
 from tables.flow import play, rounds, seats
 from tables.flow.state import (
@@ -27,7 +28,7 @@ from tables.flow.state import (
     TableState,
     Void,
 )
-from tables.flow.work import INSURANCE, Broken, Cards, Refused, Work
+from tables.flow.work import INSURANCE, Broken, Cards, Work
 
 #: The decisions players make side by side in one window.
 WINDOW_ACTIONS = ("sit", "leave", "bet", "ready", "insurance", "even_money")

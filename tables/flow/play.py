@@ -3,10 +3,11 @@ turns, and the deadlines that close each window when its time is up."""
 
 from typing import Any
 
+from cards.errors import Refused
 from tables.flow import rounds
 from tables.flow.state import Player
 from tables.flow.texts import hand_cards, name, play_text
-from tables.flow.work import BETTING, INSURANCE, PLAYING, SETTLED, Refused, Work
+from tables.flow.work import BETTING, INSURANCE, PLAYING, SETTLED, Work
 
 _VERBS = {"insurance": "insurance", "even_money": "even money", "surrender": "early surrender"}
 

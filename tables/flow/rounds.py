@@ -4,16 +4,17 @@ into the deal, following the engine's phase, settling, and voiding a round that 
 from datetime import datetime, timedelta
 from typing import Any
 
+from cards.errors import Refused
+from cards.fairness import client_seed_of, seed_digests, seed_hash
 from tables.engine import round as engine_round
 from tables.engine.cards import hand_value
-from tables.engine.errors import EngineError
 from tables.engine.round import RoundState
 from tables.engine.rules import RuleSet
-from tables.engine.shoe import client_seed_of, cut_card_index, seed_digests, seed_hash
+from tables.engine.shoe import cut_card_index
 from tables.flow import seats
 from tables.flow.state import Payments, Player, RoundInfo, ShoeInfo, Void
 from tables.flow.texts import count, is_blackjack, name, rank, result_text, window_text
-from tables.flow.work import BETTING, INSURANCE, PLAYING, SETTLED, WAITING, Broken, Refused, Work
+from tables.flow.work import BETTING, INSURANCE, PLAYING, SETTLED, WAITING, Broken, Work
 
 MAX_MISSED_ROUNDS = 3
 #: A player who sits down while bets are open has at least this long to bet (or the window's whole length,
@@ -130,7 +131,7 @@ def reseat_betting_round(work: Work) -> None:
             placed = old.seats.get(number)
             if placed is not None and placed.bet:
                 engine_round.apply_in_place(state, {"action": "bet", "seat": number, "amount": placed.bet})
-    except EngineError as exc:
+    except Refused as exc:
         raise Broken(rnd, f"replay of the betting round failed: {exc}") from None
     work.engine = state
     rnd.seats = numbers
@@ -191,7 +192,7 @@ def apply(
     before = {number: seat_state.stake for number, seat_state in work.engine.seats.items()}
     try:
         new = engine_round.apply(work.engine, action)
-    except EngineError as exc:
+    except Refused as exc:
         if exc.code == "shoe_exhausted":
             raise Broken(work.round, exc.message) from None
         raise Refused(exc.code, exc.message) from None

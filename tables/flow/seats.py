@@ -4,11 +4,12 @@ rounds), and the connection marks the grace period is counted from."""
 from datetime import timedelta
 from typing import Any
 
-from tables.engine.shoe import MAX_PLAYER_SEED, is_player_seed
+from cards.errors import Refused
+from cards.fairness import MAX_PLAYER_SEED, is_player_seed
 from tables.flow import rounds
 from tables.flow.state import Player, SeatState
 from tables.flow.texts import name
-from tables.flow.work import BETTING, PLAYING, SETTLED, WAITING, Refused, Work
+from tables.flow.work import BETTING, PLAYING, SETTLED, WAITING, Work
 
 DISCONNECT_GRACE = timedelta(seconds=30)
 

@@ -21,15 +21,6 @@ WAITING, BETTING, INSURANCE, PLAYING, SETTLED = "waiting", "betting", "insurance
 Cards = Callable[[ShoeInfo, int], tuple[str, ...]]
 
 
-class Refused(Exception):
-    """A refused command: `code` is a PROTOCOL error code, `message` readable English."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-
-
 class Broken(Exception):
     """The round cannot go on (its shoe ran out, a replay failed): void it and refund its stakes."""
 

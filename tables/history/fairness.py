@@ -9,8 +9,9 @@ stored live state) are the shoe's cards from the round's start position on. The 
 import shlex
 from dataclasses import dataclass
 
-from tables.engine.errors import EngineError
-from tables.engine.shoe import dealing_order, seed_hash, shuffled_shoe
+from cards.errors import Refused
+from cards.fairness import seed_hash
+from tables.engine.shoe import dealing_order, shuffled_shoe
 
 
 @dataclass
@@ -51,7 +52,7 @@ def check_dealt(*, shoe, start_position: int, dealt: list[str]) -> FairnessCheck
             client_seed=shoe.client_seed,
             nonce=shoe.nonce,
         )
-    except EngineError as exc:
+    except Refused as exc:
         return FairnessCheck(False, False, None, exc.message)
     expected = order[start_position : start_position + len(dealt)]
     mismatch = next((i for i, (a, b) in enumerate(zip(dealt, expected, strict=False)) if a != b), None)

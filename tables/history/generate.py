@@ -32,19 +32,13 @@ from django.utils import timezone
 
 from accounts.avatars import AVATAR_CHOICES
 from accounts.models import LedgerEntry, Wallet
+from cards.errors import Refused
+from cards.fairness import client_seed_of, seed_digests, seed_hash
 from tables import services
 from tables.engine.cards import hand_value
-from tables.engine.errors import EngineError
 from tables.engine.round import allowed_actions, apply_in_place, new_round
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import (
-    client_seed_of,
-    cut_card_index,
-    dealing_order,
-    seed_digests,
-    seed_hash,
-    shuffled_shoe,
-)
+from tables.engine.shoe import cut_card_index, dealing_order, shuffled_shoe
 from tables.engine.strategy import PLAYING_ACTIONS, basic_strategy
 from tables.history.bulk import COLUMNS, Ledger, Writer, next_id, reset_sequences
 from tables.history.coach import judge
@@ -251,7 +245,7 @@ class _Play:
         shoe = self._shoe(table, at, seated)
         try:
             self._play(table, at, shoe, by_seat, shoe.order)
-        except EngineError as exc:
+        except Refused as exc:
             if exc.code != "shoe_exhausted" or shoe.row.position == 0:
                 raise
             # Nothing of the round was written: deal it again, going on with the reshuffled discards as the

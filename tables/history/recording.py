@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connection
 
 from blackjack_site.batch import Batch, ModelStatement
-from tables.engine.errors import EngineError
+from cards.errors import Refused
 from tables.engine.round import RoundState
 from tables.history.coach import Decision, analyse
 from tables.history.records import Mistake, Period, PeriodStats, PlayerRound, PlayerStats, RoundResult
@@ -105,7 +105,7 @@ _INSERTS = {
 def _decisions(round: Round, actions: list[ActionLog], order) -> list[Decision]:
     try:
         replay = replay_round(round, actions, order=order)
-    except EngineError as exc:
+    except Refused as exc:
         logger.warning("round %s cannot be replayed for the coach: %s", round.pk, exc.message)
         return []
     if replay.error:

@@ -9,8 +9,8 @@ order beyond the round's last card never leaves this module.
 from dataclasses import dataclass
 from typing import Any
 
+from cards.errors import Refused
 from tables.engine.cards import hand_value
-from tables.engine.errors import EngineError
 from tables.engine.round import RoundState, apply, new_round
 from tables.engine.rules import RuleSet
 
@@ -95,7 +95,7 @@ def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, ord
     for log in actions:
         try:
             after = apply(state, log.action)
-        except EngineError as exc:
+        except Refused as exc:
             error = f"action #{log.seq} {log.action} was refused on replay: {exc.message}"
             break
         cards = list(order[state.position : after.position])

@@ -3,14 +3,14 @@ a shoe's client seed is made of."""
 
 from django.db import migrations, models
 
-import tables.engine.shoe
+import cards.fairness
 
 
 def draw_next_seeds(apps, schema_editor):
     """AddField gives every existing table the same default: draw one seed per table instead."""
     Table = apps.get_model("tables", "Table")
     for table in Table.objects.only("pk"):
-        Table.objects.filter(pk=table.pk).update(next_server_seed=tables.engine.shoe.new_server_seed())
+        Table.objects.filter(pk=table.pk).update(next_server_seed=cards.fairness.new_server_seed())
 
 
 class Migration(migrations.Migration):
@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="table",
             name="next_server_seed",
-            field=models.CharField(default=tables.engine.shoe.new_server_seed, editable=False, max_length=64),
+            field=models.CharField(default=cards.fairness.new_server_seed, editable=False, max_length=64),
         ),
         migrations.RunPython(draw_next_seeds, migrations.RunPython.noop),
     ]

@@ -4,8 +4,8 @@ The table flow itself is pure (`tables.flow.decide`); this package is its persis
 function is keyword-only and runs one command per table in one `transaction.atomic` (`store.run`): lock the
 table row and load its state, `decide`, then write the outcome: the round and table rows, the chips through
 `accounts.services`, the action log and the table's event log, the new `Table.version`, and the broadcast and
-the round's history registered with `transaction.on_commit`. A refusal raises `ActionRefused(code, message)`
-and leaves nothing behind.
+the round's history registered with `transaction.on_commit`. A refusal raises `cards.errors.Refused(code,
+message)` and leaves nothing behind.
 
 Deadlines are applied by their table's owner (`tables.actors`, `tables.clock`), keyed on the table version
 they were set for, so a deadline is applied once whoever comes first. The shoe's card order is never stored:
@@ -20,7 +20,8 @@ whose commands keep failing). The names below are the package's public interface
 import secrets
 from functools import lru_cache
 
-from tables.engine.shoe import dealing_order, new_server_seed, shuffled_shoe
+from cards.fairness import new_server_seed
+from tables.engine.shoe import dealing_order, shuffled_shoe
 from tables.flow import DISCONNECT_GRACE, WINDOW_ACTIONS, version_accepted
 from tables.services.actions import (
     perform,
@@ -29,7 +30,7 @@ from tables.services.actions import (
     recover_tables,
     void_round,
 )
-from tables.services.load import ActionRefused, RoundBroken
+from tables.services.load import RoundBroken
 from tables.services.staff import (
     OPEN_TABLE_MAX_BET,
     OPEN_TABLE_MIN_BET,
@@ -52,7 +53,6 @@ __all__ = [
     "TABLE_SETTINGS",
     "WINDOW_ACTIONS",
     "WINDOW_SETTINGS",
-    "ActionRefused",
     "RoundBroken",
     "close_table",
     "create_table",

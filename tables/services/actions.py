@@ -10,11 +10,12 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import LedgerEntry
+from cards.errors import Refused
 from tables import broadcast, flow
 from tables.models import ChatMessage, Round, Table
 from tables.protocol import EMOTES, MAX_CHAT_BYTES
 from tables.services import load, quarantine, store
-from tables.services.load import ActionRefused, RoundBroken
+from tables.services.load import RoundBroken
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
     """Apply one protocol action (`sit`, `leave`, `bet`, `ready`, `insurance`, `even_money`, `hit`, `stand`,
     `double`, `split`, `surrender`) for `user`; return the table's new version."""
     if user is None or not user.is_authenticated:
-        raise ActionRefused("not_authenticated", "Log in to play.")
+        raise Refused("not_authenticated", "Log in to play.")
 
     def command() -> int:
         with transaction.atomic():
@@ -37,7 +38,7 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
         return quarantine.watch(table_id, command)
     except RoundBroken as broken:
         void_round(round_id=broken.round_id, reason=broken.reason)
-        raise ActionRefused(
+        raise Refused(
             "illegal_action", "The round could not be continued and was voided; every stake was refunded."
         ) from None
 
@@ -55,16 +56,16 @@ def acting_player(loaded: load.Loaded, user) -> flow.Player:
 def post_chat(*, table_id: int, user, text: str) -> ChatMessage:
     """Store a chat line (stripped, 1 to `MAX_CHAT_BYTES` bytes of UTF-8) and tell the table's viewers."""
     if user is None or not user.is_authenticated:
-        raise ActionRefused("not_authenticated", "Log in to chat.")
+        raise Refused("not_authenticated", "Log in to chat.")
     if not isinstance(text, str) or not text.strip():
-        raise ActionRefused("bad_message", "Write something to send.")
+        raise Refused("bad_message", "Write something to send.")
     text = text.strip()
     if len(text.encode("utf-8")) > MAX_CHAT_BYTES:
-        raise ActionRefused("bad_message", f"A chat message is at most {MAX_CHAT_BYTES} bytes of UTF-8.")
+        raise Refused("bad_message", f"A chat message is at most {MAX_CHAT_BYTES} bytes of UTF-8.")
     with transaction.atomic():
         table = Table.objects.filter(pk=table_id).first()
         if table is None:
-            raise ActionRefused("bad_message", "No such table.")
+            raise Refused("bad_message", "No such table.")
         message = ChatMessage.objects.create(table=table, user=user, text=text)
         broadcast.chat_on_commit(table.pk, message.pk)
     return message
@@ -74,9 +75,9 @@ def post_emote(*, table_id: int, user, emote: str) -> dict[str, str]:
     """Show a quick reaction (a key of `EMOTES`) to the table's viewers, at the sender's seat and in their
     reactions log. Ephemeral: nothing is stored and the table's version does not change."""
     if user is None or not user.is_authenticated:
-        raise ActionRefused("not_authenticated", "Log in to react.")
+        raise Refused("not_authenticated", "Log in to react.")
     if emote not in EMOTES:
-        raise ActionRefused("bad_message", f"Unknown emote {emote!r}; emotes: {', '.join(EMOTES)}.")
+        raise Refused("bad_message", f"Unknown emote {emote!r}; emotes: {', '.join(EMOTES)}.")
     entry = {
         "emote": emote,
         "text": EMOTES[emote],

@@ -11,21 +11,12 @@ from typing import Any
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from tables.engine.errors import EngineError
+from cards.errors import Refused
 from tables.engine.round import RoundState
 from tables.flow import Player, RoundInfo, SeatState, Settings, ShoeInfo, TableState
 from tables.models import Phase, Round, Seat, Shoe, Table
 
 logger = logging.getLogger(__name__)
-
-
-class ActionRefused(Exception):
-    """A refused action; `code` is a PROTOCOL error code, `message` readable English."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
 
 
 class RoundBroken(Exception):
@@ -97,7 +88,7 @@ def begin(table_id: int, *, now: datetime | None = None, engine: bool = True) ->
     # it was before the lock holder committed: PostgreSQL rechecks only the locked row).
     table = Table.objects.select_for_update(of=("self",)).select_related("preset").filter(pk=table_id).first()
     if table is None:
-        raise ActionRefused("bad_message", "No such table.")
+        raise Refused("bad_message", "No such table.")
     seats = {seat.number: seat for seat in Seat.objects.filter(table_id=table_id).select_related("user")}
     rnd = None
     if table.current_round_id:
@@ -195,6 +186,6 @@ def load_engine(rnd: Round) -> RoundState:
             raise ValueError(f"unknown phase {state.phase!r}")
         if state.phase == Phase.PLAYING and state.turn is None:
             raise ValueError("a playing round without a turn")
-    except (EngineError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (Refused, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise RoundBroken(rnd.pk, f"stored state cannot be loaded: {exc}") from None
     return state

@@ -25,11 +25,12 @@ from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from cards.errors import Refused
 from live.lease import OwnedElsewhere
 from tables import broadcast, flow
 from tables.models import Table
 from tables.services import actions, store
-from tables.services.load import ActionRefused, RoundBroken
+from tables.services.load import RoundBroken
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ _lock = threading.Lock()
 _failures: dict[int, int] = {}
 
 
-class Quarantined(ActionRefused):
+class Quarantined(Refused):
     """The command's failure quarantined its table: what the player who sent it is told."""
 
     def __init__(self, message: str = NOTICE) -> None:
@@ -59,7 +60,7 @@ def watch[T](table_id: int, command: Callable[[], T]) -> T:
     the count after a success, quarantine the table at `FAILURES` in a row and then raise `Quarantined`."""
     try:
         result = command()
-    except (ActionRefused, RoundBroken, OwnedElsewhere):
+    except (Refused, RoundBroken, OwnedElsewhere):
         raise
     except Exception as error:
         notice = failed(table_id, error)

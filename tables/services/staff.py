@@ -7,10 +7,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from cards.errors import Refused
 from tables import broadcast, flow
 from tables.models import MAX_SEATS, MAX_WINDOW_SECONDS, OpenTableBounds, RulePreset, Seat, Table
 from tables.services import floats, load, quarantine, store
-from tables.services.load import ActionRefused
 
 # Limits a player may choose when opening a table from the lobby (staff set any limits in the admin).
 OPEN_TABLE_MIN_BET = getattr(settings, "TABLES_OPEN_MIN_BET", 1)
@@ -61,23 +61,21 @@ def open_table(*, user, name: str, preset, min_bet: int, max_bet: int, private: 
     """A player opens a table from the lobby: a preset (instance, id or name), limits within
     `open_table_bounds()`, public or private (joined by its token link)."""
     if user is None or not user.is_authenticated:
-        raise ActionRefused("not_authenticated", "Log in to open a table.")
+        raise Refused("not_authenticated", "Log in to open a table.")
     if user.barred:
-        raise ActionRefused("suspended", "Your account is suspended or closed: you cannot open a table.")
+        raise Refused("suspended", "Your account is suspended or closed: you cannot open a table.")
     name = name.strip() if isinstance(name, str) else ""
     if not 1 <= len(name) <= Table._meta.get_field("name").max_length:
-        raise ActionRefused("bad_message", "Give the table a name of 1 to 60 characters.")
+        raise Refused("bad_message", "Give the table a name of 1 to 60 characters.")
     preset_row = _find_preset(preset)
     if preset_row is None:
-        raise ActionRefused("bad_message", f"Unknown rule preset {preset!r}.")
+        raise Refused("bad_message", f"Unknown rule preset {preset!r}.")
     for value in (min_bet, max_bet):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ActionRefused("bad_amount", "Bet limits are whole numbers of chips.")
+            raise Refused("bad_amount", "Bet limits are whole numbers of chips.")
     lowest, highest = open_table_bounds()
     if not lowest <= min_bet <= max_bet <= highest:
-        raise ActionRefused(
-            "bad_amount", f"Limits must satisfy {lowest} <= minimum <= maximum <= {highest:,}."
-        )
+        raise Refused("bad_amount", f"Limits must satisfy {lowest} <= minimum <= maximum <= {highest:,}.")
     with transaction.atomic():
         _check_open_tables_cap(user)
         return create_table(
@@ -98,7 +96,7 @@ def _check_open_tables_cap(user) -> None:
         return
     get_user_model().objects.select_for_update().filter(pk=user.pk).first()
     if Table.objects.filter(created_by=user, is_open=True).count() >= MAX_OPEN_TABLES_PER_PLAYER:
-        raise ActionRefused(
+        raise Refused(
             "too_many_tables",
             f"You already have {MAX_OPEN_TABLES_PER_PLAYER} open tables, the most a player may open. "
             "Play at one of them, or ask staff to close one.",
@@ -129,7 +127,7 @@ def change_settings(*, table_id: int, values: dict) -> int:
     name."""
     unknown = sorted(set(values) - set(TABLE_SETTINGS))
     if unknown:
-        raise ActionRefused("bad_message", f"Not a table setting: {', '.join(unknown)}.")
+        raise Refused("bad_message", f"Not a table setting: {', '.join(unknown)}.")
     with transaction.atomic():
         loaded = load.begin(table_id, engine=False)
         table = loaded.table
@@ -137,7 +135,7 @@ def change_settings(*, table_id: int, values: dict) -> int:
             if name == "preset":
                 value = _find_preset(value)
                 if value is None:
-                    raise ActionRefused("bad_message", "Unknown rule preset.")
+                    raise Refused("bad_message", "Unknown rule preset.")
             setattr(table, name, value)
         _check_table_settings(table)
         command = flow.ChangeSettings(settings=load.settings_of(table))
@@ -154,14 +152,14 @@ def _through_owner(table_id: int, command: dict, here) -> int | None:
 def _check_table_settings(table: Table) -> None:
     cap = table_max_bet_cap()
     if not 1 <= table.min_bet <= table.max_bet <= cap:
-        raise ActionRefused("bad_amount", f"Limits must satisfy 1 <= minimum <= maximum <= {cap:,}.")
+        raise Refused("bad_amount", f"Limits must satisfy 1 <= minimum <= maximum <= {cap:,}.")
     if not 1 <= table.seats <= MAX_SEATS:
-        raise ActionRefused("bad_message", f"A table has 1 to {MAX_SEATS} seats.")
+        raise Refused("bad_message", f"A table has 1 to {MAX_SEATS} seats.")
     if not 1 <= table.seats_per_player <= table.seats:
-        raise ActionRefused("bad_message", "Seats per player must be 1 to the number of seats.")
+        raise Refused("bad_message", "Seats per player must be 1 to the number of seats.")
     for name in WINDOW_SETTINGS:
         if not 1 <= getattr(table, name) <= MAX_WINDOW_SECONDS:
-            raise ActionRefused("bad_message", f"A decision window lasts 1 to {MAX_WINDOW_SECONDS} seconds.")
+            raise Refused("bad_message", f"A decision window lasts 1 to {MAX_WINDOW_SECONDS} seconds.")
 
 
 def close_table(*, table_id: int) -> int:

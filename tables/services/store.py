@@ -16,21 +16,14 @@ from django.db import transaction
 
 from accounts import services as wallet
 from blackjack_site.batch import Batch, ModelStatement
+from cards.errors import Refused
 from tables import broadcast, flow
 from tables.engine.round import RoundState
 from tables.flow import Outcome, RoundInfo, Seeds, ShoeInfo, TableState
 from tables.history import recording as history
 from tables.models import ActionLog, Round, Seat, Shoe, Table, TableEvent
 from tables.services import floats
-from tables.services.load import (
-    SEAT_COLUMNS,
-    ActionRefused,
-    Loaded,
-    RoundBroken,
-    begin,
-    dump_engine,
-    seat_values,
-)
+from tables.services.load import SEAT_COLUMNS, Loaded, RoundBroken, begin, dump_engine, seat_values
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +67,7 @@ def run(
     table_id: int, command: flow.Command, *, now: datetime | None = None, engine: bool = True
 ) -> int | None:
     """Decide `command` for the table in one transaction and write its outcome. Returns the new version, or
-    None if the command changed nothing. Raises `ActionRefused` (nothing written) or `RoundBroken`."""
+    None if the command changed nothing. Raises `Refused` (nothing written) or `RoundBroken`."""
     with transaction.atomic():
         loaded = begin(table_id, now=now, engine=engine)
         return apply(loaded, decide(loaded, command))
@@ -83,7 +76,7 @@ def run(
 def apply(loaded: Loaded, outcome: Outcome) -> int | None:
     """Write a decided outcome (inside the caller's transaction): raise its refusal or broken round."""
     if outcome.refusal is not None:
-        raise ActionRefused(outcome.refusal.code, outcome.refusal.message)
+        raise Refused(outcome.refusal.code, outcome.refusal.message)
     if outcome.broken is not None:
         rnd, reason = outcome.broken
         raise RoundBroken(rnd.id, reason)
@@ -270,7 +263,7 @@ def _move_chips(loaded: Loaded, out: Outcome, writes: Batch) -> None:
             try:
                 entry = wallet.stake(user=user, amount=move.amount, **refs)
             except wallet.InsufficientChips as exc:
-                raise ActionRefused("insufficient_chips", exc.message) from None
+                raise Refused("insufficient_chips", exc.message) from None
         else:
             entry = wallet.pay(user=user, amount=-move.amount, kind="refund", **refs)
         loaded.balances[move.player_id] = entry.balance_after

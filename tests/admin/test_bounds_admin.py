@@ -4,6 +4,7 @@
 import pytest
 from django.urls import reverse
 
+from cards.errors import Refused
 from tables import services
 from tables.forms import OpenTableForm
 from tables.models import OpenTableBounds, Table
@@ -20,7 +21,7 @@ def open_one(user, min_bet, max_bet):
 
 def test_staff_widen_the_bounds_players_open_tables_within(admin_client, alice, settings):
     settings.TABLE_MAX_BET_CAP = 100_000
-    with pytest.raises(services.ActionRefused):
+    with pytest.raises(Refused):
         open_one(alice, 10, 20_000)  # above the default 10,000
     listing = admin_client.get(reverse("admin:tables_opentablebounds_changelist"))
     bounds = OpenTableBounds.objects.get()
@@ -31,7 +32,7 @@ def test_staff_widen_the_bounds_players_open_tables_within(admin_client, alice, 
     assert admin_client.post(url, {"min_bet": 5, "max_bet": 50_000}).status_code == 302
     assert services.open_table_bounds() == (5, 50_000)
     assert open_one(alice, 10, 20_000).max_bet == 20_000
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         open_one(alice, 2, 100)
     assert "5 <= minimum" in refused.value.message
 

@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.audit import audit_ledger
+from cards.errors import Refused
 from tables import services
 from tables.models import Phase, Round, Seat, Table
 from tests.tables.conftest import deal_cards, preset_row
@@ -61,10 +62,10 @@ def test_bad_settings_are_refused_with_a_message(admin_client, table, settings, 
 
 def test_the_service_refuses_limits_above_the_cap(table, settings):
     settings.TABLE_MAX_BET_CAP = 1_000
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         services.update_table(table_id=table.pk, max_bet=1_001)
     assert refused.value.code == "bad_amount"
-    with pytest.raises(services.ActionRefused):
+    with pytest.raises(Refused):
         services.update_table(table_id=table.pk, min_bet=0)
     assert Table.objects.get(pk=table.pk).max_bet == 500
 
@@ -72,7 +73,7 @@ def test_the_service_refuses_limits_above_the_cap(table, settings):
 @pytest.mark.parametrize("name", ["betting_seconds", "insurance_seconds", "turn_seconds", "ready_seconds"])
 def test_the_service_refuses_a_window_the_clock_could_not_keep(table, name):
     for seconds in (0, 601, 10**12):
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             services.update_table(table_id=table.pk, **{name: seconds})
         assert refused.value.code == "bad_message"
     assert getattr(Table.objects.get(pk=table.pk), name) == getattr(table, name)
@@ -113,7 +114,7 @@ def test_an_occupied_seat_cannot_be_removed(admin_client, table, alice, act):
     act(table, alice, "sit", seat=6)
     response = admin_client.post(change_url(table), settings_of(table, seats=5))
     assert "Seat 6 is occupied" in " ".join(response.context["adminform"].form.errors["seats"])
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         services.update_table(table_id=table.pk, seats=5)
     assert refused.value.code == "seat_taken"
     assert Table.objects.get(pk=table.pk).seats == 7
@@ -146,7 +147,7 @@ def test_new_limits_and_rules_apply_from_the_next_round(admin_client, table, ali
     act(table, alice, "ready")
     second = Round.objects.get(table=table, number=2)
     assert (second.min_bet, second.max_bet, second.rules["dealer_peek"]) == (100, 1_000, False)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "bet", amount=50)
     assert refused.value.code == "bad_amount"
     act(table, alice, "bet", amount=100)
@@ -173,7 +174,7 @@ def test_closing_mid_round_lets_the_round_finish_then_stands_everyone_up(
     alice_seat = Seat.objects.get(table=table, number=1)
     assert (alice_seat.user, alice_seat.leaving_after_round) == (alice, True)
     assert closed.phase == Phase.PLAYING
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "sit", seat=3)
     assert refused.value.code == "table_closed"
 

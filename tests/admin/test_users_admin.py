@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from tables import clock, services
+from cards.errors import Refused
+from tables import clock
 from tables.models import Phase, Round, Seat, Table
 from tables.services import staff
 from tests.tables.conftest import deal_cards
@@ -123,7 +124,7 @@ def test_suspended_players_cannot_sit_or_act_and_leave_after_the_round(
     seat = Seat.objects.get(table=table, number=1)
     assert (seat.user, seat.leaving_after_round) == (alice, True)  # her chips are in play
     for name, args in (("stand", {}), ("sit", {"seat": 3}), ("bet", {"amount": 10})):
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             act(table, alice, name, **args)
         assert refused.value.code == "suspended"
 
@@ -133,7 +134,7 @@ def test_suspended_players_cannot_sit_or_act_and_leave_after_the_round(
     assert Round.objects.get(table=table).results["seats"][0]["net"] == 100
     assert Seat.objects.get(table=table, number=1).user is None
     assert audit_ledger().ok
-    with pytest.raises(services.ActionRefused) as refused:  # no longer seated: her account row is read
+    with pytest.raises(Refused) as refused:  # no longer seated: her account row is read
         act(table, alice, "sit", seat=3)
     assert refused.value.code == "suspended"
 
@@ -247,7 +248,7 @@ def test_a_deactivated_player_is_stood_up_and_an_open_websocket_cannot_play(
     deactivate(admin_client, alice)
     assert Seat.objects.get(table=table, number=1).user is None  # no chips in play: at once
     # A websocket opened before keeps the user it authenticated: the service reads the account again.
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "sit", seat=3)
     assert refused.value.code == "suspended"
     assert balance(alice) == 10_000
@@ -264,7 +265,7 @@ def test_a_player_deactivated_mid_round_leaves_after_it_and_cannot_act(
     deactivate(admin_client, alice)
     seat = Seat.objects.get(table=table, number=1)
     assert (seat.user, seat.leaving_after_round) == (alice, True)  # her chips are in play
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "double")
     assert refused.value.code == "suspended"
     clock.sweep(now=Table.objects.get(pk=table.pk).deadline)  # her turn times out: she stands on 19
@@ -277,7 +278,7 @@ def test_a_player_deactivated_mid_round_leaves_after_it_and_cannot_act(
 def test_a_suspended_player_cannot_open_a_table(alice, django_user_model):
     django_user_model.objects.filter(pk=alice.pk).update(suspended=True)
     alice.refresh_from_db()
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         staff.open_table(user=alice, name="Mine", preset="Vegas Strip", min_bet=1, max_bet=100, private=False)
     assert refused.value.code == "suspended"
     assert not Table.objects.filter(created_by=alice).exists()

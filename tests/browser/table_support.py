@@ -16,10 +16,11 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from playwright.sync_api import BrowserContext, Page, expect
 
+from cards.fairness import seed_hash
 from tables import services
 from tables.engine.cards import CARD_VALUES
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import cut_card_index, seed_hash, shuffled_shoe
+from tables.engine.shoe import cut_card_index, shuffled_shoe
 from tables.models import RulePreset, Shoe, Table
 
 PASSWORD = "Browser-blackjack-7"

@@ -4,7 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from durak.engine import DurakRules, EngineError, GameState, apply, new_deck_order, new_game
+from cards.errors import Refused
+from durak.engine import DurakRules, GameState, apply, new_deck_order, new_game
 
 
 def scripted_deck(hands: list[list[str]], trump: str, talon: list[str] = ()) -> list[str]:
@@ -73,10 +74,10 @@ def to_action(move: tuple) -> dict:
     return action
 
 
-def refused(state: GameState, move: tuple, code: str) -> EngineError:
+def refused(state: GameState, move: tuple, code: str) -> Refused:
     """Assert the move is refused with `code` and leaves the state as it was."""
     before = state.to_dict()
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         apply(state, to_action(move))
     assert caught.value.code == code, caught.value.message
     assert state.to_dict() == before

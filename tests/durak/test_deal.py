@@ -5,9 +5,11 @@ import json
 
 import pytest
 
-from durak.engine import DurakRules, EngineError, new_deck_order, new_game, shuffled_deck
+from cards.errors import Refused
+from cards.fairness import combine_client_seeds, seed_hash
+from durak.engine import DurakRules, new_deck_order, new_game, shuffled_deck
 from durak.engine.verify import main as verify_main
-from tables.engine.shoe import combine_client_seeds, seed_hash, shuffled_shoe
+from tables.engine.shoe import shuffled_shoe
 from tests.engine.test_shoe import reference_fisher_yates
 
 from .conftest import scripted_deck
@@ -69,14 +71,14 @@ def test_an_explicit_first_attacker_leads():
     ],
 )
 def test_bad_game_arguments_are_refused(kwargs):
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         new_game(DurakRules(players=3), new_deck_order(), **kwargs)
     assert caught.value.code == "bad_message"
 
 
 @pytest.mark.parametrize("deck", [new_deck_order()[:35], [*new_deck_order()[:35], "6s"], ["As"] * 36])
 def test_a_deck_must_be_the_36_cards(deck):
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         new_game(DurakRules(), deck)
     assert caught.value.code == "bad_message"
 
@@ -85,7 +87,7 @@ def test_a_deck_must_be_the_36_cards(deck):
     "bad", [{"players": 1}, {"players": 7}, {"variant": "x"}, {"attack": "x"}, {"limit": 6}]
 )
 def test_bad_rules_are_refused(bad):
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         DurakRules.parse(bad)
     assert caught.value.code == "invalid_rules"
 

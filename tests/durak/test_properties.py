@@ -8,16 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from durak.engine import (
-    DurakRules,
-    EngineError,
-    GameState,
-    apply,
-    legal_actions,
-    new_deck_order,
-    new_game,
-    replay,
-)
+from cards.errors import Refused
+from durak.engine import DurakRules, GameState, apply, legal_actions, new_deck_order, new_game, replay
 from durak.engine.cards import CARDS
 from durak.engine.game import ACTIONS
 from durak.engine.rules import ATTACK_TYPES, LIMITS, VARIANTS
@@ -81,7 +73,7 @@ def test_random_games_keep_every_invariant(rules, seed):
         if canonical(attempt) in legal:
             apply(state, attempt)
         else:
-            with pytest.raises(EngineError):
+            with pytest.raises(Refused):
                 apply(state, attempt)
             assert json.dumps(state.to_dict()) == before
         options = [action for player in range(rules.players) for action in legal_actions(state, player)]

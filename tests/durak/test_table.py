@@ -5,6 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from cards.errors import Refused
+from cards.fairness import combine_client_seeds
 from durak.bot import actor as bot_to_act
 from durak.engine import legal_actions, shuffled_deck, start_game
 from durak.table import (
@@ -17,7 +19,6 @@ from durak.table import (
     Leave,
     Present,
     Ready,
-    Refused,
     Seat,
     Sit,
     Start,
@@ -25,7 +26,6 @@ from durak.table import (
     decide,
     timeout_action,
 )
-from tables.engine.shoe import combine_client_seeds
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 ALICE, BOB, CAROL = 1, 2, 3

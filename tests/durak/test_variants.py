@@ -2,9 +2,9 @@
 
 import pytest
 
+from cards.errors import Refused
 from durak.engine import (
     DurakRules,
-    EngineError,
     legal_actions,
     new_deck_order,
     new_game,
@@ -130,7 +130,7 @@ def test_showing_aces_wins_the_match():
     match = record_game(Match(rules=rules, passports=("6", "A"), fools=(), winner=None), state)
     assert (match.winner, match.over, match.passports) == (1, True, ("6", "A"))
     for attempt in (lambda: start_game(match, new_deck_order()), lambda: record_game(match, state)):
-        with pytest.raises(EngineError) as caught:
+        with pytest.raises(Refused) as caught:
             attempt()
         assert caught.value.code == "game_over"
 
@@ -140,7 +140,7 @@ def test_a_match_starts_with_sixes_and_refuses_an_unfinished_game():
     match = new_match(rules)
     assert match.passports == ("6", "6", "6")
     game = start_game(match, new_deck_order())
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         record_game(match, game)
     assert caught.value.code == "illegal_action"
     assert Match.from_dict(match.to_dict()) == match

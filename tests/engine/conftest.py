@@ -5,7 +5,8 @@ from typing import Any
 
 import pytest
 
-from tables.engine import EngineError, RuleSet, apply, new_deck_order, new_round
+from cards.errors import Refused
+from tables.engine import RuleSet, apply, new_deck_order, new_round
 from tables.engine.round import RoundState
 
 
@@ -60,10 +61,10 @@ def act(state: RoundState, *actions: dict[str, Any] | str) -> RoundState:
     return state
 
 
-def refused(state: RoundState, action: Any, code: str) -> EngineError:
+def refused(state: RoundState, action: Any, code: str) -> Refused:
     """Assert `action` is refused with `code` and leaves the state as it was; returns the error."""
     before = state.to_dict()
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         apply(state, action)
     assert caught.value.code == code, caught.value.message
     assert state.to_dict() == before

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tables.engine import EngineError, RuleSet, allowed_actions, apply, apply_in_place, new_deck_order, replay
+from cards.errors import Refused
+from tables.engine import RuleSet, allowed_actions, apply, apply_in_place, new_deck_order, replay
 from tables.engine.round import RoundState, new_round
 
 # shoe_exhausted is not a protocol code but a documented engine refusal (the caller voids the round).
@@ -184,7 +185,7 @@ def test_random_action_sequences_keep_every_invariant(fields, shoe_seed, seats, 
         before = state.to_dict()
         try:
             new = apply(state, action)
-        except EngineError as exc:
+        except Refused as exc:
             error = exc
         else:
             error = None

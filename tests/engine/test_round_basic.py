@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from tables.engine import EngineError, RuleSet, allowed_actions, apply, apply_in_place, new_round, replay
+from cards.errors import Refused
+from tables.engine import RuleSet, allowed_actions, apply, apply_in_place, new_round, replay
 from tables.engine.round import RoundState
 
 from .conftest import act, refused, results, scripted_shoe, start
@@ -76,19 +77,19 @@ def test_actions_out_of_phase_are_illegal():
 
 
 def test_new_round_checks_its_arguments():
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         betting_round(seats=[0])
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         betting_round(seats=[8])
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         betting_round(seats=[])
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         betting_round(seats=["a", 1])
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         betting_round(min_bet=10, max_bet=5)
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         betting_round(position=10_000)
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         betting_round(rules={"decks": 6})
 
 
@@ -296,6 +297,6 @@ def test_state_round_trips_through_json_at_every_step():
 
 
 def test_from_dict_refuses_garbage():
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         RoundState.from_dict({"phase": "betting"})
     assert caught.value.code == "bad_message"

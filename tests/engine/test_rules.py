@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from tables.engine import PRESETS, EngineError, RuleSet, get_preset, parse_rules
+from cards.errors import Refused
+from tables.engine import PRESETS, RuleSet, get_preset, parse_rules
 
 
 def test_defaults_are_the_vegas_strip_game():
@@ -26,7 +27,7 @@ def test_presets_follow_the_issue():
 
 def test_get_preset_ignores_letter_case_and_refuses_unknown_names():
     assert get_preset("european") is PRESETS["European"]
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         get_preset("Monte Carlo")
     assert caught.value.code == "invalid_rules"
 
@@ -92,7 +93,7 @@ def test_summary_names_every_departure_from_the_default_game():
     ],
 )
 def test_invalid_values_and_combinations_are_refused(fields):
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         RuleSet.from_dict(fields)
     assert caught.value.code == "invalid_rules"
     assert caught.value.message
@@ -113,7 +114,7 @@ def test_invalid_values_and_combinations_are_refused(fields):
     ],
 )
 def test_wrong_types_and_unknown_fields_are_bad_messages(fields):
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         RuleSet.from_dict(fields)
     assert caught.value.code == "bad_message"
 
@@ -125,7 +126,7 @@ def test_wrong_types_and_unknown_fields_are_bad_messages(fields):
 def test_a_rule_set_built_before_is_reused_but_never_for_a_value_of_another_type(valid, wrong):
     assert RuleSet.from_dict(dict(valid)) is RuleSet.from_dict(dict(valid))  # built once, immutable
     assert valid == wrong  # equal in Python, yet the wrong type is still refused
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         RuleSet.from_dict(wrong)
     assert caught.value.code == "bad_message"
 
@@ -138,7 +139,7 @@ def test_meaningless_but_harmless_options_are_accepted():
 
 
 def test_from_dict_needs_an_object():
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         RuleSet.from_dict(["decks", 6])
     assert caught.value.code == "bad_message"
 
@@ -146,6 +147,6 @@ def test_from_dict_needs_an_object():
 def test_parse_rules_accepts_a_preset_or_json():
     assert parse_rules(" Downtown ") is PRESETS["Downtown"]
     assert parse_rules('{"decks": 2, "surrender": "none"}') == RuleSet(decks=2, surrender="none")
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         parse_rules('{"decks": 2,')
     assert caught.value.code == "bad_message"

@@ -5,15 +5,9 @@ from collections import Counter
 
 import pytest
 
-from tables.engine import (
-    EngineError,
-    combine_client_seeds,
-    cut_card_index,
-    new_deck_order,
-    new_server_seed,
-    seed_hash,
-    shuffled_shoe,
-)
+from cards.errors import Refused
+from cards.fairness import combine_client_seeds, new_server_seed, seed_hash
+from tables.engine import cut_card_index, new_deck_order, shuffled_shoe
 from tables.engine.shoe import dealing_order
 
 SEED = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -66,7 +60,7 @@ def test_seed_hash_is_sha256_of_the_seed_bytes():
 
 @pytest.mark.parametrize("bad", ["", "00" * 31, "00" * 33, "zz" * 32, " " + "00" * 32, None, 12])
 def test_bad_seeds_are_refused(bad):
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         seed_hash(bad)
     assert caught.value.code == "bad_message"
 
@@ -106,7 +100,7 @@ def test_every_input_changes_the_order():
 )
 def test_bad_shuffle_arguments_are_refused(kwargs):
     arguments = {"server_seed": SEED, "client_seed": "a", "decks": 1} | kwargs
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         shuffled_shoe(**arguments)
     assert caught.value.code == "bad_message"
 
@@ -132,7 +126,7 @@ def test_cut_card_index(decks, penetration, index):
 
 def test_no_cut_card_for_a_fresh_shoe_every_round():
     assert cut_card_index(6, 0) is None
-    with pytest.raises(EngineError):
+    with pytest.raises(Refused):
         cut_card_index(6, 0.2)
 
 
@@ -177,6 +171,6 @@ def test_bad_discard_arguments_are_refused(kwargs):
     order = shuffled_shoe(server_seed=SEED, client_seed="a", decks=1)
     arguments = {"start": 10, "server_seed": SEED, "client_seed": "a", "nonce": 0} | kwargs
     start = arguments.pop("start")
-    with pytest.raises(EngineError) as caught:
+    with pytest.raises(Refused) as caught:
         dealing_order(order, start, **arguments)
     assert caught.value.code == "bad_message"

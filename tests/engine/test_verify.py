@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-from tables.engine import combine_client_seeds, seed_hash, shuffled_shoe
+from cards.fairness import combine_client_seeds, seed_hash
+from tables.engine import shuffled_shoe
 from tables.engine.shoe import dealing_order
 from tables.engine.verify import main
 

@@ -9,9 +9,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from cards.fairness import new_server_seed, seed_hash
 from tables.engine import verify
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import dealing_order, new_server_seed, seed_hash, shuffled_shoe
+from tables.engine.shoe import dealing_order, shuffled_shoe
 from tables.history.fairness import check_dealt, verify_command
 from tables.history.replay import replay_round
 from tables.models import ActionLog, Round, Shoe

@@ -16,10 +16,11 @@ from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
 
+from cards.errors import Refused
 from tables import services
 from tables.consumers import FRAME_TOO_LARGE, MAX_OPEN_FRAME_BYTES
 from tables.models import ChatMessage, RulePreset, Table
-from tables.protocol import MAX_CHAT_BYTES, ProtocolError, parse_message
+from tables.protocol import MAX_CHAT_BYTES, parse_message
 from tables.rendering import live_html
 from tables.services.staff import MAX_OPEN_TABLES_PER_PLAYER
 from tables.viewmodel import LOBBY_PAGE_SIZE, build_lobby_view, viewer_view
@@ -90,7 +91,7 @@ def test_chat_lines_are_bounded_in_bytes_not_characters():
     euro = "\u20ac"  # three bytes of UTF-8
     accepted = parse_message(json.dumps({"action": "chat", "text": euro * 100, "v": 0}), html=False)
     assert accepted["text"] == euro * 100
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         parse_message(json.dumps({"action": "chat", "text": euro * 101, "v": 0}), html=False)
     assert refused.value.code == "bad_message"
     assert "bytes" in refused.value.message
@@ -101,7 +102,7 @@ def test_the_chat_service_bounds_lines_in_bytes_too(table, alice):
     """A caller other than the parser (a bot tool, a later game) meets the same bound in the service."""
     euro = "\u20ac"
     services.post_chat(table_id=table.pk, user=alice, text=euro * 100)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         services.post_chat(table_id=table.pk, user=alice, text=euro * 101)
     assert refused.value.code == "bad_message"
     assert ChatMessage.objects.filter(table=table).count() == 1
@@ -115,7 +116,7 @@ def test_the_open_table_service_enforces_the_cap_itself(make_user):
         services.open_table(
             user=player, name=f"T{number}", preset=preset, min_bet=10, max_bet=500, private=False
         )
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         services.open_table(
             user=player, name="one more", preset=preset, min_bet=10, max_bet=500, private=True
         )

@@ -7,7 +7,7 @@ import importlib
 import pytest
 from django.apps import apps
 
-from tables import services
+from cards.errors import Refused
 from tables.models import ActionLog, Round, Table
 from tests.tables.conftest import deal_cards
 
@@ -31,7 +31,7 @@ def test_actions_are_numbered_in_order_and_counted_on_the_round(table, alice, bo
     act(table, bob, "sit", seat=2)
     act(table, alice, "bet", amount=100)
     act(table, bob, "bet", amount=50)
-    with pytest.raises(services.ActionRefused):
+    with pytest.raises(Refused):
         act(table, bob, "stand")  # alice's turn: refused, and no number taken
     act(table, alice, "stand")
     act(table, bob, "double")

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
+from cards.errors import Refused
 from live import clock as live_clock
 from live import process
 from tables import actors, clock, flow, services
@@ -108,7 +109,7 @@ def test_a_version_older_than_the_actors_is_refused_as_stale_without_a_query(tab
     actor = actors.actor_for(table.pk)
     loaded = actor.loaded
     old_hit = actors.player_action(alice, {"action": "hit"}, seen - 1)  # a turn action needs the current v
-    with CaptureQueriesContext(connection) as queries, pytest.raises(services.ActionRefused) as refused:
+    with CaptureQueriesContext(connection) as queries, pytest.raises(Refused) as refused:
         actor.handle(old_hit)
     assert refused.value.code == "stale_version"
     assert len(queries) == 0  # nobody else wrote: the state in memory stays, nothing is read again
@@ -120,7 +121,7 @@ def test_a_refusal_writes_nothing_and_keeps_the_state(table, alice):
     tell(table, alice, "sit", seat=1)
     actor = actors.actor_for(table.pk)
     before = actor.loaded.state.copy()
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         tell(table, alice, "bet", amount=5)
     assert refused.value.code == "bad_amount"
     assert actor.loaded.state == before

@@ -9,7 +9,8 @@ import pytest
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from tables import actors, broadcast, clock, flow, services
+from cards.errors import Refused
+from tables import actors, broadcast, clock, flow
 from tables.models import Phase, Seat, Table, TableEvent
 from tables.viewmodel import build_table_view
 from tests.tables.conftest import deal_cards
@@ -324,6 +325,6 @@ def test_changes_are_broadcast_after_commit(
         version = act(table, alice, "sit", seat=1)
     assert ({"type": "table.changed", "v": version, "table": table.pk}, True) in sent  # and the lobby
     sent.clear()
-    with django_capture_on_commit_callbacks(execute=True), pytest.raises(services.ActionRefused):
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(Refused):
         act(table, alice, "bet", amount=1)
     assert sent == []

@@ -3,6 +3,7 @@ another player acted first; a player's own repeated action still is; turn action
 
 import pytest
 
+from cards.errors import Refused
 from tables import services
 from tables.models import Table
 
@@ -34,7 +35,7 @@ def test_a_repeated_bet_against_the_same_version_is_refused_and_charged_once(tab
     seen = version(table)
     perform(table, alice, "bet", seen, amount=100)  # no seat: her first seat without a bet
     after = version(table)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         perform(table, alice, "bet", seen, amount=100)  # the double click must not bet her second seat
     assert refused.value.code == "stale_version"
     assert version(table) == after
@@ -44,7 +45,7 @@ def test_a_repeated_bet_against_the_same_version_is_refused_and_charged_once(tab
 def test_a_version_from_before_the_window_opened_is_stale(table, alice, bob, act):
     act(table, alice, "sit", seat=1)
     before_round = version(table) - 1  # before alice sat down and the betting window opened
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         perform(table, bob, "sit", before_round, seat=2)
     assert refused.value.code == "stale_version"
 
@@ -58,7 +59,7 @@ def test_turn_actions_need_the_current_version(table, alice, bob, act, scripted_
     assert Table.objects.get(pk=table.pk).phase == "playing"
     seen = version(table)
     perform(table, bob, "sit", seen, seat=3)  # another player's window action moves the version on
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         perform(table, alice, "stand", seen, seat=1)
     assert refused.value.code == "stale_version"
     perform(table, alice, "stand", version(table), seat=1)
@@ -66,6 +67,6 @@ def test_turn_actions_need_the_current_version(table, alice, bob, act, scripted_
 
 @pytest.mark.parametrize("v", [None, "7", 7.0, True])
 def test_a_version_that_is_not_an_integer_is_stale(table, alice, v):
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         perform(table, alice, "sit", v, seat=1)
     assert refused.value.code == "stale_version"

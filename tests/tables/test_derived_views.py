@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts import services as wallet
+from cards.errors import Refused
 from tables import actors, clock, services, viewmodel
 from tables.engine.rules import PRESETS
 from tables.engine.strategy import basic_strategy
@@ -81,7 +82,7 @@ class Games:
         table_id = self.rng.choice(self.tables)
         user = self.rng.choice(self.players)
         # A random step may ask for the impossible: refused, it changes nothing.
-        with contextlib.suppress(services.ActionRefused):
+        with contextlib.suppress(Refused):
             getattr(self, kind)(table_id, user)
         return kind
 

@@ -3,7 +3,7 @@ player who keeps playing does not hold the table until the window times out."""
 
 import pytest
 
-from tables import services
+from cards.errors import Refused
 from tables.engine.rules import PRESETS
 from tables.models import Table, TableEvent
 from tests.tables.conftest import deal_cards
@@ -45,7 +45,7 @@ def test_declining_a_surrender_outside_the_offer_is_refused(table, alice, act, b
     act(table, alice, "sit", seat=1)
     act(table, alice, "bet", seat=1, amount=100)
     before = Table.objects.get(pk=table.pk).version
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "surrender", accept=False)
     assert refused.value.code == "illegal_action"
     assert Table.objects.get(pk=table.pk).version == before

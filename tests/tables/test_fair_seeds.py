@@ -7,9 +7,9 @@ import json
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
-from tables import services
+from cards.errors import Refused
+from cards.fairness import combine_client_seeds, seed_hash
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import combine_client_seeds, seed_hash
 from tables.models import Phase, Seat, Shoe, Table
 from tables.viewmodel import build_table_view
 
@@ -96,7 +96,7 @@ def test_each_new_shoe_takes_the_hash_shown_before_and_the_seeds_seated_then(mak
 @pytest.mark.parametrize("seed", ["", "x" * 65, "a b", "<script>", 5, ["a"]])
 def test_a_bad_seed_is_refused_and_changes_nothing(table, alice, act, seed):
     before = Table.objects.get(pk=table.pk)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "sit", seat=1, seed=seed)
     assert refused.value.code == "bad_message"
     after = Table.objects.get(pk=table.pk)

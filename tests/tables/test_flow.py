@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
-from tables import actors, clock, flow, selectors, services
+from cards.errors import Refused
+from tables import actors, clock, flow, selectors
 from tables.engine import round as engine
 from tables.engine.rules import PRESETS
 from tables.models import Phase, Round, Seat, Table, TableEvent
@@ -160,7 +161,7 @@ def test_a_player_may_bet_on_each_of_their_seats(table, alice, bob, act, balance
     act(table, alice, "stand")
     assert balance(alice) == 10_000 + 10 + 20  # 19 and 18 beat 17
     assert balance(bob) == 10_030
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "sit", seat=4)
     assert refused.value.code == "illegal_action"  # two seats per player at this table
 
@@ -171,7 +172,7 @@ def test_sitting_down_mid_round_joins_the_next_one(table, alice, bob, act, scrip
     act(table, alice, "bet", amount=10)
     assert fresh(table).phase == Phase.PLAYING
     act(table, bob, "sit", seat=4)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "hit", seat=4)
     assert refused.value.code == "not_your_turn"
     act(table, alice, "stand")
@@ -247,7 +248,7 @@ def test_staff_limit_edits_apply_from_the_next_round(table, alice, act, balance,
     act(table, alice, "double")
     assert fresh(table).current_round.results["seats"][0]["stake"] == 20
     act(table, alice, "ready")
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "bet", amount=10)
     assert refused.value.code == "bad_amount"
     act(table, alice, "bet", amount=100)

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
+from cards.errors import Refused
 from live import forward, presence
 from live.lease import OwnedElsewhere
 from tables import actors, broadcast, remote, services, viewmodel
@@ -273,10 +274,10 @@ async def test_staff_edits_go_to_the_owners_actor(make_table, alice, owner_log):
         assert (row.preset_id, row.min_bet, row.max_bet, row.is_open) == (preset.pk, 20, 400, False)
 
         # A refused edit comes back refused, and changes nothing.
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             await staff(services.update_table)(table_id=table.pk, min_bet=500, max_bet=100)
         assert refused.value.code == "bad_amount"
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             await staff(services.update_table)(table_id=table.pk, version=1)  # not a setting
         assert refused.value.code == "bad_message"
         assert await db(version_of, table) == closed

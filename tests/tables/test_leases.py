@@ -9,9 +9,10 @@ import pytest
 from channels.layers import BaseChannelLayer
 from django.utils import timezone
 
+from cards.errors import Refused
 from live import lease, process
 from live.lease import LEASE_SECONDS, OwnedElsewhere
-from tables import actors, services
+from tables import actors
 from tables.models import Table
 
 pytestmark = pytest.mark.django_db
@@ -88,7 +89,7 @@ def test_a_released_lease_is_free_at_once_and_its_epoch_stays(table):
 
 def test_no_lease_for_a_missing_table():
     assert lease.acquire(Table, 987654, now=at(0)) is None
-    with pytest.raises(services.ActionRefused):
+    with pytest.raises(Refused):
         actors.TableActor(987654).handle(lambda loaded: None)
 
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tables.protocol import ACTIONS, MAX_AMOUNT, MAX_FRAME_BYTES, ProtocolError, parse_message
+from cards.errors import Refused
+from tables.protocol import ACTIONS, MAX_AMOUNT, MAX_FRAME_BYTES, parse_message
 
 
 def parse_json(message, **kwargs):
@@ -19,7 +20,7 @@ def parse_form(message):
 
 def refused(frame, *, html=False):
     text = frame if isinstance(frame, str | bytes) else json.dumps(frame)
-    with pytest.raises(ProtocolError) as info:
+    with pytest.raises(Refused) as info:
         parse_message(text, html=html)
     return info.value
 
@@ -352,7 +353,7 @@ messages = st.fixed_dictionaries(
 def _parse_or_protocol_error(frame, html):
     try:
         result = parse_message(frame, html=html)
-    except ProtocolError as error:
+    except Refused as error:
         failure = error
     else:
         failure = None
@@ -402,6 +403,6 @@ def test_early_surrender_answers_parse_in_both_formats():
     assert parse_message('{"action": "surrender", "accept": true, "v": 1}', html=False)["accept"] is True
     form = '{"action": "surrender", "accept": "false", "v": "1", "HEADERS": {}}'
     assert parse_message(form, html=True)["accept"] is False
-    with pytest.raises(ProtocolError) as refused:
+    with pytest.raises(Refused) as refused:
         parse_message('{"action": "surrender", "accept": "false", "v": 1}', html=False)
     assert refused.value.code == "bad_message"

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
-#: Files whose ActionRefused / Refused / ProtocolError / EngineError / send_error calls name the codes a
+#: Files whose Refused / Refused / Refused / Refused / send_error calls name the codes a
 #: client can see.
 CODE_SOURCES = [
     *sorted((ROOT / "tables" / "services").glob("*.py")),
@@ -35,7 +35,7 @@ CODE_SOURCES = [
     ROOT / "tables" / "consumers.py",
     *sorted((ROOT / "tables" / "engine").glob("*.py")),
 ]
-REFUSALS = {"ActionRefused", "Refused", "ProtocolError", "EngineError", "send_error"}
+REFUSALS = {"Refused", "send_error"}
 #: The codes shared/PROTOCOL.md lists (the fixed contract).
 PROTOCOL_CODES = [
     "not_authenticated",
@@ -196,8 +196,8 @@ def module_constants(paths: Iterable[Path]) -> dict[str, str]:
 
 
 def raised_codes(paths: Iterable[Path]) -> dict[str, set[str]]:
-    """code -> the files naming it as the first argument of a refusal (ActionRefused, ProtocolError,
-    EngineError, send_error). A first argument that is neither a string nor a known constant must be passed
+    """code -> the files naming it as the first argument of a refusal (Refused, Refused,
+    Refused, send_error). A first argument that is neither a string nor a known constant must be passed
     through from another refusal (`exc.code`), else the test cannot see the code and fails."""
     paths = list(paths)
     constants = module_constants(paths)
@@ -222,7 +222,7 @@ def raised_codes(paths: Iterable[Path]) -> dict[str, set[str]]:
             elif isinstance(first, ast.Name) and first.id in constants:
                 code = constants[first.id]
             elif isinstance(first, ast.Attribute) and first.attr == "code":
-                continue  # re-raised from an EngineError / ActionRefused whose code is collected where raised
+                continue  # re-raised from an Refused / Refused whose code is collected where raised
             else:
                 pytest.fail(f"{path.name}:{node.lineno}: cannot tell which code {ast.unparse(node)} raises")
             codes.setdefault(code, set()).add(path.name)

@@ -7,6 +7,7 @@ from django.urls import reverse
 from accounts import services as accounts
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
+from cards.errors import Refused
 from tables import clock, selectors, services
 from tables.engine.shoe import dealing_order
 from tables.models import Phase, Round, Seat, Shoe, Table, TableEvent
@@ -113,7 +114,7 @@ def test_a_corrupt_round_found_by_an_action_is_voided(mid_round, alice, bob, act
     table = mid_round
     rnd = fresh(table).current_round
     Round.objects.filter(pk=rnd.pk).update(state={"seats": "?"})
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "stand")
     assert refused.value.code == "illegal_action"
     assert Round.objects.get(pk=rnd.pk).voided
@@ -184,7 +185,7 @@ def test_a_round_that_runs_out_of_a_fresh_shoe_is_voided(make_table, alice, act,
     act(table, alice, "bet", amount=50)
     act(table, alice, "hit")  # 2 + 2 + 3: the last card
     rnd = fresh(table).current_round
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "hit")
     assert refused.value.code == "illegal_action"
     assert Round.objects.get(pk=rnd.pk).voided

@@ -4,6 +4,7 @@ table, the round and every balance as they were."""
 import pytest
 
 from accounts.audit import audit_ledger
+from cards.errors import Refused
 from tables import services
 from tables.models import ActionLog, Phase, Round, Seat, Table, TableEvent
 from tests.tables.conftest import deal_cards
@@ -86,13 +87,13 @@ def test_out_of_turn_and_other_seat_actions_are_refused_untouched(table, alice, 
     act(table, alice, "bet", amount=100)
     act(table, bob, "bet", amount=100)
     before = snapshot(table, alice, bob)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "hit")
     assert refused.value.code == "not_your_turn"
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "hit", seat=1)
     assert refused.value.code == "not_your_turn"
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "split")
     assert refused.value.code == "illegal_action"
     assert snapshot(table, alice, bob) == before
@@ -107,7 +108,7 @@ def test_a_stale_or_repeated_action_is_refused_and_never_applied_twice(table, al
     )
     before = snapshot(table, alice)
     for expected in (version, version - 1, None, "1"):
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             services.perform(
                 table_id=table.pk,
                 user=alice,
@@ -124,16 +125,16 @@ def test_anonymous_and_spectators_cannot_act(table, alice, bob, act):
 
     act(table, alice, "sit", seat=1)
     before = snapshot(table, alice, bob)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, AnonymousUser(), "bet", amount=10)
     assert refused.value.code == "not_authenticated"
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "bet", amount=10)
     assert refused.value.code == "not_your_turn"
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "bet", amount=10, seat=1)
     assert refused.value.code == "not_your_turn"
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "leave")
     assert refused.value.code == "illegal_action"
     assert snapshot(table, alice, bob) == before
@@ -149,15 +150,15 @@ def test_seat_refusals(make_table, alice, bob, act):
         ({"seat": 0}, "bad_message"),
         ({}, "bad_message"),
     ):
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             act(table, bob, "sit", **args)
         assert refused.value.code == code
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "sit", seat=3)
     assert refused.value.code == "illegal_action"  # one seat per player here
     assert snapshot(table, alice, bob) == before
     Table.objects.filter(pk=table.pk).update(is_open=False)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, bob, "sit", seat=3)
     assert refused.value.code == "table_closed"
 
@@ -166,7 +167,7 @@ def test_bet_amounts_outside_the_limits_are_refused(table, alice, act):
     act(table, alice, "sit", seat=1)
     before = snapshot(table, alice)
     for amount, code in ((9, "bad_amount"), (501, "bad_amount"), (0, "bad_amount"), ("10", "bad_message")):
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             act(table, alice, "bet", amount=amount)
         assert refused.value.code == code
     assert snapshot(table, alice) == before
@@ -179,7 +180,7 @@ def test_insufficient_chips_leaves_nothing_behind(table, alice, bob, act, balanc
     act(table, bob, "sit", seat=2)
     stake(user=alice, amount=9_950)  # alice has 50 chips left
     before = snapshot(table, alice, bob)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "bet", amount=100)
     assert refused.value.code == "insufficient_chips"
     assert snapshot(table, alice, bob) == before
@@ -194,7 +195,7 @@ def test_a_double_without_the_chips_is_refused(table, alice, act, balance, scrip
     stake(user=alice, amount=9_900)
     act(table, alice, "bet", amount=100)  # her last 100 chips
     before = snapshot(table, alice)
-    with pytest.raises(services.ActionRefused) as refused:
+    with pytest.raises(Refused) as refused:
         act(table, alice, "double")
     assert refused.value.code == "insufficient_chips"
     assert snapshot(table, alice) == before
@@ -228,7 +229,7 @@ def test_chat_is_stored_stripped_and_length_limited(
         (alice, "   ", "bad_message"),
         (AnonymousUser(), "hi", "not_authenticated"),
     ):
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             services.post_chat(table_id=table.pk, user=user, text=text)
         assert refused.value.code == code
     assert fresh(table).version == 0  # chat does not bump the table version
@@ -258,6 +259,6 @@ def test_open_table_within_the_bounds(alice):
         ({"min_bet": 5, "max_bet": 10, "name": ""}, "bad_message"),
     ):
         args = {"name": "t", "preset": "European", "private": False} | kwargs
-        with pytest.raises(services.ActionRefused) as refused:
+        with pytest.raises(Refused) as refused:
             services.open_table(user=alice, **args)
         assert refused.value.code == code

@@ -5,8 +5,9 @@ the order the cards came out in. Also the demo data command."""
 import pytest
 from django.core.management import call_command
 
+from cards.fairness import combine_client_seeds, seed_hash
 from tables.engine.rules import PRESETS, RuleSet
-from tables.engine.shoe import combine_client_seeds, seed_hash, shuffled_shoe
+from tables.engine.shoe import shuffled_shoe
 from tables.models import RulePreset, Seat, Shoe, Table, TableEvent
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,9 @@ from django.db.models import F
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from cards.fairness import new_server_seed, seed_hash
 from tables.engine import RuleSet, apply, new_deck_order, new_round
 from tables.engine.rules import PRESETS
-from tables.engine.shoe import new_server_seed, seed_hash
 from tables.models import ChatMessage, Phase, Round, RulePreset, Seat, Shoe, Table, TableEvent
 from tables.viewmodel import (
     TableUnavailable,

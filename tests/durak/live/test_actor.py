@@ -12,10 +12,11 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
+from cards.errors import Refused
 from durak import actor as durak_actor
 from durak import bot, services
 from durak.models import DurakAction, DurakGame, DurakRating, DurakTable
-from durak.table import Act, AddBot, Expire, Leave, Refused, Sit, timeout_action
+from durak.table import Act, AddBot, Expire, Leave, Sit, timeout_action
 from tests.durak.live.conftest import play_out, ready_command, seat_and_start, start_command
 
 pytestmark = pytest.mark.django_db

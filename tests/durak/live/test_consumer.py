@@ -9,9 +9,9 @@ from channels.db import database_sync_to_async
 from django.test import override_settings
 
 from accounts.audit import audit_ledger
+from cards.fairness import seed_hash
 from durak.actor import DurakActor
 from durak.models import DurakAction, DurakGame, DurakSeat, DurakTable
-from tables.engine.shoe import seed_hash
 from tests.tables.wsclient import CommunicatorClient, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]

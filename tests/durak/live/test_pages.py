@@ -9,11 +9,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from cards.fairness import seed_hash
 from durak import actor as durak_actor
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
 from durak.table import Sit
-from tables.engine.shoe import seed_hash
 from tests.durak.live.conftest import play_out, ready_command, seat_and_start
 
 pytestmark = pytest.mark.django_db

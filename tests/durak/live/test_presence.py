@@ -10,10 +10,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
+from cards.errors import Refused
 from durak import actor as durak_actor
 from durak import bot, remote
 from durak.models import DurakSeat, DurakTable
-from durak.table import Act, Expire, Refused, Sit
+from durak.table import Act, Expire, Sit
 from live import forward, presence, process
 from tests.durak.live.conftest import seat_and_start
 

@@ -7,10 +7,11 @@ from channels.db import database_sync_to_async
 from django.urls import reverse
 
 from accounts.audit import audit_ledger
+from cards.errors import Refused
 from durak import actor as durak_actor
 from durak import remote
 from durak.models import DurakGame, DurakSeat, DurakTable
-from durak.table import Act, AddBot, Refused, Sit
+from durak.table import Act, AddBot, Sit
 from tests.durak.live.conftest import open_durak_table, play_out, ready_command, seat_and_start, start_command
 
 # Transactional: the staff action reaches the table's actor through its owner's mailbox, on other threads.
