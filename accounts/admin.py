@@ -12,10 +12,10 @@ from django.template.response import TemplateResponse
 from accounts import services
 from accounts.forms import AdminLoginForm
 from accounts.models import LedgerEntry, User, Wallet
+from blackjack import services as table_services
+from blackjack.models import Table
 from cards.errors import Refused
 from durak import remote as durak_remote
-from tables import services as table_services
-from tables.models import Table
 
 # The admin log-in is throttled like the site's.
 admin.site.login_form = AdminLoginForm

@@ -24,7 +24,7 @@ def recent_entries(*, user, limit: int = 20) -> QuerySet[LedgerEntry]:
 def chips_in_play(*, user_id: int) -> int:
     """The chips the player has staked in rounds still under way: the ledger's net for the current rounds of
     the tables where they hold a seat (a seat is kept until its round is over)."""
-    from tables.models import Table  # the tables app builds on this one
+    from blackjack.models import Table  # the tables app builds on this one
 
     rounds = Table.objects.filter(
         seat_set__user_id=user_id, current_round__settled_at__isnull=True, current_round__voided=False

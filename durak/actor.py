@@ -38,6 +38,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts import services as wallet
+from blackjack import broadcast
 from cards.errors import Refused
 from durak import services
 from durak.engine import GameState, Match
@@ -58,7 +59,6 @@ from live import clock as live_clock
 from live import lease, presence
 from live.actor import Run
 from live.lease import OwnedElsewhere
-from tables import broadcast
 
 logger = logging.getLogger(__name__)
 

@@ -29,6 +29,7 @@ import time
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
 
+from blackjack.rendering import LIVE_TEMPLATE as BALANCE_TEMPLATE
 from cards.errors import Refused
 from durak.actor import actor_for, group_name, seen, watched_on
 from durak.models import DurakTable
@@ -37,7 +38,6 @@ from durak.view import table_view
 from live import forward, process
 from live.consumer import POLICY_VIOLATION, FloodGuard, LiveConsumer, query, unwrapped
 from live.lease import OwnedElsewhere
-from tables.rendering import LIVE_TEMPLATE as BALANCE_TEMPLATE
 
 LIVE_TEMPLATE = "durak/partials/live.html"
 MAX_FRAME_CHARS = 1024

@@ -3,11 +3,11 @@ pages share."""
 
 from django.db import transaction
 
+from blackjack import broadcast
 from cards.errors import Refused
 from durak import glicko
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
-from tables import broadcast
 
 #: Open Durak tables one player (not staff) may have: one person cannot fill the lobby.
 MAX_OPEN_TABLES_PER_PLAYER = 3

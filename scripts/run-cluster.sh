@@ -68,7 +68,7 @@ PYTHON
     ;;
 esac
 
-# The environment of the servers, for the tools that must share it (manage.py loadtest, audit_ledger):
+# The environment of the servers, for the tools that must share it (python -m tools.loadtest, manage.py audit_ledger):
 #   set -a; . .venv/cluster.env; set +a
 env | grep -E '^(DEBUG|SECRET_KEY|CHANNEL_LAYER_KEY|DATABASE_URL|REDIS_URL|DB_POOL_MAX_SIZE|SECURE_SSL_REDIRECT|SESSION_COOKIE_SECURE|CSRF_COOKIE_SECURE|SECURE_HSTS_SECONDS)=' \
     | sed "s/=\(.*\)/='\1'/" > .venv/cluster.env
@@ -95,8 +95,8 @@ trap stop INT TERM EXIT
 
 for k in $(seq 1 "$count"); do
     port=$((base_port + k - 1))
-    .venv/bin/python -m blackjack_site.serve -b "$host" -p "$port" "${proxy_flags[@]}" --websocket_connect_timeout 30 \
-        blackjack_site.asgi:application &
+    .venv/bin/python -m cardroom.serve -b "$host" -p "$port" "${proxy_flags[@]}" --websocket_connect_timeout 30 \
+        cardroom.asgi:application &
     pids+=("$!")
     echo "process $k: http://$host:$port (pid $!)"
 done

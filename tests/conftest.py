@@ -82,7 +82,7 @@ def _no_table_actors_kept():
     """Each test starts without table actors (`tables.actors`), whatever its directory: one kept from
     another test would hold a table of a database that test rolled back, and its mailbox task belongs to that
     test's event loop, which no longer runs."""
-    from tables import actors
+    from blackjack import actors
 
     actors.forget_actors()
     yield

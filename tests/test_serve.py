@@ -1,4 +1,4 @@
-"""The server entry point (`python -m blackjack_site.serve`): Daphne's command line on uvloop's loop."""
+"""The server entry point (`python -m cardroom.serve`): Daphne's command line on uvloop's loop."""
 
 import asyncio
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from blackjack_site import serve
+from cardroom import serve
 
 uvloop = pytest.importorskip("uvloop")
 
@@ -33,7 +33,7 @@ def run_main(monkeypatch, argv):
 
 def test_daphne_gets_uvloop_and_its_command_line_unchanged(monkeypatch):
     monkeypatch.delenv("UVLOOP", raising=False)
-    argv = ["serve.py", "-b", "127.0.0.1", "-p", "8123", "blackjack_site.asgi:application"]
+    argv = ["serve.py", "-b", "127.0.0.1", "-p", "8123", "cardroom.asgi:application"]
     seen = run_main(monkeypatch, argv)
     assert isinstance(seen["policy"], uvloop.EventLoopPolicy)
     assert seen["argv"] == ["daphne", *argv[1:]]
@@ -41,7 +41,7 @@ def test_daphne_gets_uvloop_and_its_command_line_unchanged(monkeypatch):
 
 def test_uvloop_0_keeps_asyncio_loop(monkeypatch):
     monkeypatch.setenv("UVLOOP", "0")
-    seen = run_main(monkeypatch, ["serve.py", "blackjack_site.asgi:application"])
+    seen = run_main(monkeypatch, ["serve.py", "cardroom.asgi:application"])
     assert not isinstance(seen["policy"], uvloop.EventLoopPolicy)
     assert serve.loop_factory() is None
 
@@ -60,7 +60,7 @@ def test_a_served_process_runs_twisted_on_uvloop():
     a uvloop loop (Daphne makes its loop at import)."""
     script = (
         "import asyncio, sys, uvloop\n"
-        "from blackjack_site import serve\n"
+        "from cardroom import serve\n"
         "asyncio.set_event_loop_policy(serve.uvloop_module().EventLoopPolicy())\n"
         "import daphne.server\n"
         "from twisted.internet import reactor\n"

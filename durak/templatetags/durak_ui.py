@@ -7,8 +7,8 @@ from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from blackjack.templatetags.table_ui import RANK_LABELS, card_face
 from durak.engine import RANKS, SUITS
-from tables.templatetags.table_ui import RANK_LABELS, card_face
 
 register = template.Library()
 

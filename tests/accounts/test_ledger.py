@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from accounts import services
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
-from blackjack_site.append_only import AppendOnlyError
-from blackjack_site.batch import Batch
+from cardroom.append_only import AppendOnlyError
+from cardroom.batch import Batch
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,9 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.preferences import DEFAULTS
-from tables import services
-from tables.engine.rules import PRESETS
-from tables.models import RulePreset
+from blackjack import services
+from blackjack.engine.rules import PRESETS
+from blackjack.models import RulePreset
 
 pytestmark = pytest.mark.django_db
 URL = "/accounts/preferences/"

@@ -27,7 +27,7 @@ for pair in sys.argv[1:]:
 def check_in_another_process(*pairs):
     result = subprocess.run(
         [sys.executable, "-c", CHECK_IN_ANOTHER_PROCESS, *(f"{ip},{username}" for ip, username in pairs)],
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "blackjack_site.settings"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "cardroom.settings"},
         capture_output=True,
         text=True,
         timeout=60,

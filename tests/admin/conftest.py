@@ -7,8 +7,8 @@ import pytest
 from django.apps import apps
 from django.contrib.auth.models import Group
 
-from tables import broadcast
-from tests.tables.conftest import (  # noqa: F401  (fixtures)
+from blackjack import broadcast
+from tests.blackjack.conftest import (  # noqa: F401  (fixtures)
     act,
     at,
     balance,
@@ -32,10 +32,10 @@ def admin_client(client, root):
 
 def table_managers() -> Group:
     """The group the data migration made (made again by the same code after a transactional test's flush)."""
-    migration = importlib.import_module("tables.migrations.0003_table_managers_group")
+    migration = importlib.import_module("blackjack.migrations.0003_table_managers_group")
     if not Group.objects.filter(name=migration.GROUP).exists():
         migration.create_group(apps, None)
-        importlib.import_module("tables.migrations.0004_open_table_bounds").let_table_managers_edit_bounds(
+        importlib.import_module("blackjack.migrations.0004_open_table_bounds").let_table_managers_edit_bounds(
             apps, None
         )
     return Group.objects.get(name=migration.GROUP)

@@ -4,11 +4,11 @@
 import pytest
 from django.urls import reverse
 
+from blackjack import services
+from blackjack.forms import OpenTableForm
+from blackjack.models import OpenTableBounds, Table
 from cards.errors import Refused
-from tables import services
-from tables.forms import OpenTableForm
-from tables.models import OpenTableBounds, Table
-from tests.tables.conftest import preset_row
+from tests.blackjack.conftest import preset_row
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ view rounds and shoes."""
 import pytest
 from django.urls import reverse
 
-from tables.models import Round, Shoe
-from tests.tables.conftest import deal_cards
+from blackjack.models import Round, Shoe
+from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
 

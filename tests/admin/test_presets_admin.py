@@ -10,10 +10,10 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from tables import house_edge
-from tables.admin import RULE_FIELDS, RulePresetForm
-from tables.engine.rules import PRESETS, RuleSet
-from tables.models import RulePreset
+from blackjack import house_edge
+from blackjack.admin import RULE_FIELDS, RulePresetForm
+from blackjack.engine.rules import PRESETS, RuleSet
+from blackjack.models import RulePreset
 
 
 def form_data(name="House rules", **rules) -> dict:

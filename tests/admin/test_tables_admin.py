@@ -5,10 +5,10 @@ import pytest
 from django.urls import reverse
 
 from accounts.audit import audit_ledger
+from blackjack import services
+from blackjack.models import Phase, Round, Seat, Table
 from cards.errors import Refused
-from tables import services
-from tables.models import Phase, Round, Seat, Table
-from tests.tables.conftest import deal_cards, preset_row
+from tests.blackjack.conftest import deal_cards, preset_row
 
 pytestmark = pytest.mark.django_db
 

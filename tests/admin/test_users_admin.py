@@ -8,11 +8,11 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
+from blackjack import clock
+from blackjack.models import Phase, Round, Seat, Table
+from blackjack.services import staff
 from cards.errors import Refused
-from tables import clock
-from tables.models import Phase, Round, Seat, Table
-from tables.services import staff
-from tests.tables.conftest import deal_cards
+from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
 

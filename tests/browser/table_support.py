@@ -16,12 +16,12 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from playwright.sync_api import BrowserContext, Page, expect
 
+from blackjack import services
+from blackjack.engine.cards import CARD_VALUES
+from blackjack.engine.rules import PRESETS
+from blackjack.engine.shoe import cut_card_index, shuffled_shoe
+from blackjack.models import RulePreset, Shoe, Table
 from cards.fairness import seed_hash
-from tables import services
-from tables.engine.cards import CARD_VALUES
-from tables.engine.rules import PRESETS
-from tables.engine.shoe import cut_card_index, shuffled_shoe
-from tables.models import RulePreset, Shoe, Table
 
 PASSWORD = "Browser-blackjack-7"
 LONG_WINDOW = 300

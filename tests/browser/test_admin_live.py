@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from accounts.models import LedgerEntry
-from tables.models import RulePreset, Table
+from blackjack.models import RulePreset, Table
 from tests.browser.table_support import (
     PASSWORD,
     log_in,

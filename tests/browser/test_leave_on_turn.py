@@ -4,7 +4,7 @@ at once and the seat is freed when the round is over."""
 import pytest
 from playwright.sync_api import expect
 
-from tables.models import Seat, TableEvent
+from blackjack.models import Seat, TableEvent
 from tests.browser.table_support import act, log_in, make_player, open_live_table, seat, stack_shoe, value
 
 pytestmark = [pytest.mark.browser]

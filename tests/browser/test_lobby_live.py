@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tables.models import RulePreset, Seat, Table
+from blackjack.models import RulePreset, Seat, Table
 from tests.browser.table_support import log_in, make_player, open_live_table, screenshot_dir, seat, snapshot
 
 pytestmark = [pytest.mark.browser]

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from tables import broadcast, clock, services
-from tables.models import Seat, Table
+from blackjack import broadcast, clock, services
+from blackjack.models import Seat, Table
 from tests.browser.table_support import (
     LONG_WINDOW,
     act,

@@ -10,11 +10,11 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from tables import services
-from tables.engine.rules import RuleSet
-from tables.engine.strategy import basic_strategy
-from tables.house_edge import computed_house_edge
-from tables.models import Seat, Table
+from blackjack import services
+from blackjack.engine.rules import RuleSet
+from blackjack.engine.strategy import basic_strategy
+from blackjack.house_edge import computed_house_edge
+from blackjack.models import Seat, Table
 from tests.browser.table_support import (
     act,
     make_player,

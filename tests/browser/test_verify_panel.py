@@ -8,10 +8,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from tables import clock, services
-from tables.engine.rules import PRESETS
-from tables.engine.shoe import dealing_order, shuffled_shoe
-from tables.models import RulePreset, Table
+from blackjack import clock, services
+from blackjack.engine.rules import PRESETS
+from blackjack.engine.shoe import dealing_order, shuffled_shoe
+from blackjack.models import RulePreset, Table
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

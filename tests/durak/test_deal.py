@@ -5,11 +5,11 @@ import json
 
 import pytest
 
+from blackjack.engine.shoe import shuffled_shoe
 from cards.errors import Refused
 from cards.fairness import combine_client_seeds, seed_hash
 from durak.engine import DurakRules, new_deck_order, new_game, shuffled_deck
 from durak.engine.verify import main as verify_main
-from tables.engine.shoe import shuffled_shoe
 from tests.engine.test_shoe import reference_fisher_yates
 
 from .conftest import scripted_deck

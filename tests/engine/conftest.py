@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
+from blackjack.engine import RuleSet, apply, new_deck_order, new_round
+from blackjack.engine.round import RoundState
 from cards.errors import Refused
-from tables.engine import RuleSet, apply, new_deck_order, new_round
-from tables.engine.round import RoundState
 
 
 def scripted_shoe(cards: list[str], decks: int = 6) -> list[str]:

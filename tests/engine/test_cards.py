@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from tables.engine import RANKS, SUITS, card_value, hand_value, is_blackjack, new_deck_order
+from blackjack.engine import RANKS, SUITS, card_value, hand_value, is_blackjack, new_deck_order
 
 
 @pytest.mark.parametrize(

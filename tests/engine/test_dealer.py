@@ -2,7 +2,7 @@
 
 import pytest
 
-from tables.engine.dealer import (
+from blackjack.engine.dealer import (
     BLACKJACK,
     BUST,
     OUTCOMES,

@@ -24,9 +24,9 @@ import os
 
 import pytest
 
-from tables.engine import PRESETS, RuleSet
-from tables.engine.simulate import compare, simulate
-from tables.engine.strategy import basic_strategy
+from blackjack.engine import PRESETS, RuleSet
+from blackjack.engine.simulate import compare, simulate
+from blackjack.engine.strategy import basic_strategy
 
 VEGAS = RuleSet()  # the "Vegas Strip" preset
 VEGAS_FRESH = dataclasses.replace(VEGAS, penetration=0)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from blackjack.engine import RuleSet, allowed_actions, apply, apply_in_place, new_deck_order, replay
+from blackjack.engine.round import RoundState, new_round
 from cards.errors import Refused
-from tables.engine import RuleSet, allowed_actions, apply, apply_in_place, new_deck_order, replay
-from tables.engine.round import RoundState, new_round
 
 # shoe_exhausted is not a protocol code but a documented engine refusal (the caller voids the round).
 PROTOCOL_CODES = {"illegal_action", "not_your_turn", "bad_amount", "bad_message", "shoe_exhausted"}

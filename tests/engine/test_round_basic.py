@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from blackjack.engine import RuleSet, allowed_actions, apply, apply_in_place, new_round, replay
+from blackjack.engine.round import RoundState
 from cards.errors import Refused
-from tables.engine import RuleSet, allowed_actions, apply, apply_in_place, new_round, replay
-from tables.engine.round import RoundState
 
 from .conftest import act, refused, results, scripted_shoe, start
 

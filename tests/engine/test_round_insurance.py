@@ -2,7 +2,7 @@
 
 import pytest
 
-from tables.engine import RuleSet, allowed_actions
+from blackjack.engine import RuleSet, allowed_actions
 
 from .conftest import act, refused, results, start
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tables.engine import RuleSet, apply_in_place, new_round, shuffled_shoe
+from blackjack.engine import RuleSet, apply_in_place, new_round, shuffled_shoe
 
 SEED = "c0ffee" * 10 + "c0de"
 SEATS = range(1, 8)

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
+from blackjack.engine import PRESETS, RuleSet, get_preset, parse_rules
 from cards.errors import Refused
-from tables.engine import PRESETS, RuleSet, get_preset, parse_rules
 
 
 def test_defaults_are_the_vegas_strip_game():

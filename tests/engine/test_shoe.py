@@ -5,10 +5,10 @@ from collections import Counter
 
 import pytest
 
+from blackjack.engine import cut_card_index, new_deck_order, shuffled_shoe
+from blackjack.engine.shoe import dealing_order
 from cards.errors import Refused
 from cards.fairness import combine_client_seeds, new_server_seed, seed_hash
-from tables.engine import cut_card_index, new_deck_order, shuffled_shoe
-from tables.engine.shoe import dealing_order
 
 SEED = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 

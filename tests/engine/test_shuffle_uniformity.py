@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from tables.engine import new_deck_order, shuffled_shoe
+from blackjack.engine import new_deck_order, shuffled_shoe
 
 SEED = "5e" * 32
 # A fair shuffle fails a test at this level once in 10,000 runs; the seeds are fixed, so a run is repeatable.

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-import tables.engine._play as play
-import tables.engine.simulate as simulator
-from tables.engine import RuleSet, shuffled_shoe
+import blackjack.engine._play as play
+import blackjack.engine.simulate as simulator
+from blackjack.engine import RuleSet, shuffled_shoe
 
 TIMING_FIELDS = {"rounds_per_second", "rounds_per_cpu_second", "seconds"}
 
@@ -155,7 +155,10 @@ def test_bad_arguments_of_the_python_api():
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tables.engine.simulate", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "blackjack.engine.simulate", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tables.engine import RANKS, SUITS, RuleSet, apply, hand_value
-from tables.engine.strategy import PLAYING_ACTIONS, basic_strategy, recommend
+from blackjack.engine import RANKS, SUITS, RuleSet, apply, hand_value
+from blackjack.engine.strategy import PLAYING_ACTIONS, basic_strategy, recommend
 from tests.engine.conftest import start
 
 UPCARDS = ["2", "3", "4", "5", "6", "7", "8", "9", "T", "A"]

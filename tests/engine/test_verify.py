@@ -4,10 +4,10 @@ import sys
 
 import pytest
 
+from blackjack.engine import shuffled_shoe
+from blackjack.engine.shoe import dealing_order
+from blackjack.engine.verify import main
 from cards.fairness import combine_client_seeds, seed_hash
-from tables.engine import shuffled_shoe
-from tables.engine.shoe import dealing_order
-from tables.engine.verify import main
 
 SEED = "ab" * 32
 
@@ -65,7 +65,7 @@ def test_missing_or_malformed_arguments_exit_2(argv):
 
 
 def test_runs_as_a_module():
-    command = [sys.executable, "-m", "tables.engine.verify", "--server-seed", "zz", "--client-seed", "x"]
+    command = [sys.executable, "-m", "blackjack.engine.verify", "--server-seed", "zz", "--client-seed", "x"]
     finished = subprocess.run([*command, "--decks", "1"], capture_output=True, text=True, check=False)
     assert finished.returncode == 2
     assert "64 hexadecimal characters" in finished.stderr

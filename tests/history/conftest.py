@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.tables.conftest import *  # noqa: F403  (the live-tables fixtures)
+from tests.blackjack.conftest import *  # noqa: F403  (the live-tables fixtures)
 
 
 @pytest.fixture
@@ -14,8 +14,8 @@ def play_round(act, django_capture_on_commit_callbacks):
 
     from django.utils import timezone
 
-    from tables import clock
-    from tables.models import Phase, Seat, Table
+    from blackjack import clock
+    from blackjack.models import Phase, Seat, Table
 
     moment = [timezone.now()]
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from tables.engine.rules import PRESETS
-from tables.engine.strategy import basic_strategy
-from tables.history.coach import hole_ten_probability
-from tables.history.records import Mistake, PlayerRound, PlayerStats
-from tests.tables.conftest import deal_cards
+from blackjack.engine.rules import PRESETS
+from blackjack.engine.strategy import basic_strategy
+from blackjack.history.coach import hole_ten_probability
+from blackjack.history.records import Mistake, PlayerRound, PlayerStats
+from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
 

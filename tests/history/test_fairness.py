@@ -9,13 +9,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from blackjack.engine import verify
+from blackjack.engine.rules import PRESETS
+from blackjack.engine.shoe import dealing_order, shuffled_shoe
+from blackjack.history.fairness import check_dealt, verify_command
+from blackjack.history.replay import replay_round
+from blackjack.models import ActionLog, Round, Shoe
 from cards.fairness import new_server_seed, seed_hash
-from tables.engine import verify
-from tables.engine.rules import PRESETS
-from tables.engine.shoe import dealing_order, shuffled_shoe
-from tables.history.fairness import check_dealt, verify_command
-from tables.history.replay import replay_round
-from tables.models import ActionLog, Round, Shoe
 
 pytestmark = pytest.mark.django_db
 

@@ -8,13 +8,13 @@ from django.core.management import call_command
 from django.db.models import Count, Sum
 
 from accounts.audit import audit_ledger
-from tables import services
-from tables.engine.shoe import shuffled_shoe
-from tables.history import generate
-from tables.history.fairness import check_dealt
-from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
-from tables.history.replay import replay_round
-from tables.models import ActionLog, Round
+from blackjack import services
+from blackjack.engine.shoe import shuffled_shoe
+from blackjack.history import generate
+from blackjack.history.fairness import check_dealt
+from blackjack.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
+from blackjack.history.replay import replay_round
+from blackjack.models import ActionLog, Round
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from tables.history.records import PlayerRound
-from tables.models import Round
-from tests.tables.conftest import PASSWORD
+from blackjack.history.records import PlayerRound
+from blackjack.models import Round
+from tests.blackjack.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
 UTC = datetime.UTC

@@ -6,10 +6,10 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import Wallet
-from tables.history import selectors
-from tables.history.recording import add_to_totals, period_starts
-from tables.history.records import PeriodStats, PlayerRound
-from tests.tables.conftest import PASSWORD
+from blackjack.history import selectors
+from blackjack.history.recording import add_to_totals, period_starts
+from blackjack.history.records import PeriodStats, PlayerRound
+from tests.blackjack.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
 UTC = datetime.UTC

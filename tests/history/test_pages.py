@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from tests.tables.conftest import PASSWORD, deal_cards
+from tests.blackjack.conftest import PASSWORD, deal_cards
 
 pytestmark = pytest.mark.django_db
 

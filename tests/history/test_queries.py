@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
-from tables.history.records import PlayerRound
-from tests.tables.conftest import PASSWORD
+from blackjack.history.records import PlayerRound
+from tests.blackjack.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_query_counts_do_not_grow_with_the_data(client, many, alice, django_asse
 def test_every_leaderboard_runs_the_top_query_and_two_for_a_ranked_viewer(
     client, many, alice, django_assert_num_queries
 ):
-    from tables.history.selectors import BOARDS, leaderboard
+    from blackjack.history.selectors import BOARDS, leaderboard
 
     many(2)
     login(client, alice)

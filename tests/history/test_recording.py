@@ -2,8 +2,8 @@
 
 import pytest
 
-from tables.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
-from tests.tables.conftest import deal_cards
+from blackjack.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats
+from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +52,7 @@ def test_a_decision_against_basic_strategy_is_priced(table, alice, scripted_shoe
 
 
 def test_recording_twice_changes_nothing(table, alice, scripted_shoe, play_round):
-    from tables.history.recording import record_round
+    from blackjack.history.recording import record_round
 
     scripted_shoe(table, deal_cards(["Ts", "9h"], dealer=["7s", "Td"]))
     rnd = play_round(table, [(alice, 1, 100)], [(alice, "stand", {})])
@@ -75,8 +75,8 @@ def test_two_seats_of_one_player_make_one_row(table, alice, scripted_shoe, play_
 
 
 def test_a_voided_round_is_not_recorded(table, alice, bob, act):
-    from tables import services
-    from tables.models import Table
+    from blackjack import services
+    from blackjack.models import Table
 
     act(table, alice, "sit", seat=1)
     act(table, bob, "sit", seat=2)  # bob has not bet: the betting window stays open

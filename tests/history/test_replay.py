@@ -5,9 +5,9 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import LedgerEntry
-from tables.history.replay import replay_round, round_order, state_for_storage
-from tables.models import ActionLog, Round, Table
-from tests.tables.conftest import PASSWORD, deal_cards
+from blackjack.history.replay import replay_round, round_order, state_for_storage
+from blackjack.models import ActionLog, Round, Table
+from tests.blackjack.conftest import PASSWORD, deal_cards
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Drive the load tester's bots (`tables.loadtest.bot.Bot`) from tests: a few bots on given servers, every
+"""Drive the load tester's bots (`tools.loadtest.bot.Bot`) from tests: a few bots on given servers, every
 payload kept, until a number of rounds has been settled at their table. Not a test module."""
 
 import asyncio
@@ -6,11 +6,11 @@ import json
 import time
 from typing import Any
 
-from tables.engine.rules import RuleSet
-from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import Bot, TableLedger
-from tables.loadtest.fixtures import Fixture
-from tables.loadtest.stats import Recorder
+from blackjack.engine.rules import RuleSet
+from blackjack.engine.strategy import basic_strategy
+from tools.loadtest.bot import Bot, TableLedger
+from tools.loadtest.fixtures import Fixture
+from tools.loadtest.stats import Recorder
 
 
 class RecordingBot(Bot):

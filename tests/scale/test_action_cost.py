@@ -1,4 +1,5 @@
-"""`benchmarks/action_cost.py` runs on a fresh checkout as its docstring says (a throw-away SQLite database,
+"""`tools/benchmarks/action_cost.py` runs on a fresh checkout as its docstring says (a throw-away SQLite
+database,
 DEBUG off, so the views need collected static files) and prints its figures."""
 
 import os
@@ -20,7 +21,7 @@ def test_the_action_cost_benchmark_runs_and_prints_its_figures():
         if key not in ("DATABASE_URL", "REDIS_URL", "DEBUG", "DJANGO_SETTINGS_MODULE")
     }
     done = subprocess.run(
-        [sys.executable, "benchmarks/action_cost.py", "--actions", "60", "--players", "2"],
+        [sys.executable, "tools/benchmarks/action_cost.py", "--actions", "60", "--players", "2"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -14,9 +14,9 @@ import os
 import pytest
 
 from accounts.audit import audit_ledger
-from tables.loadtest.fixtures import prepare
-from tables.models import Shoe
+from blackjack.models import Shoe
 from tests.scale.play import Crew
+from tools.loadtest.fixtures import prepare
 
 ROUNDS = int(os.environ.get("SCALE_SECRET_ROUNDS", "6"))
 HOLE_DOWN = ("insurance", "playing")

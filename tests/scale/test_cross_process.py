@@ -6,8 +6,8 @@ import asyncio
 import pytest
 
 from accounts.audit import audit_ledger
-from tables.loadtest.fixtures import prepare
 from tests.scale.play import Crew
+from tools.loadtest.fixtures import prepare
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 

@@ -19,7 +19,7 @@ from accounts.audit import audit_ledger
 from durak.engine import Match, apply, shuffled_deck, start_game
 from durak.models import DurakAction, DurakGame, DurakTable
 from tests.durak.live.conftest import open_durak_table
-from tests.tables.wsclient import SocketClient, session_cookie
+from tests.blackjack.wsclient import SocketClient, session_cookie
 from tests.threads import in_a_thread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]

@@ -17,12 +17,12 @@ from django.db import connection
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
+from blackjack.models import Round, Seat, Table
 from live import presence
-from tables.loadtest.fixtures import prepare
-from tables.models import Round, Seat, Table
 from tests.scale.play import Crew
 from tests.scale.servers import PrivateRedis
 from tests.threads import in_a_thread
+from tools.loadtest.fixtures import prepare
 
 ROUNDS_AFTER = int(os.environ.get("SCALE_FAULT_ROUNDS", "2"))
 

@@ -15,11 +15,11 @@ from django.utils import timezone
 from websockets.asyncio.client import connect
 
 from accounts.audit import audit_ledger
-from tables import services
-from tables.loadtest.fixtures import prepare
-from tables.models import ActionLog, Table
+from blackjack import services
+from blackjack.models import ActionLog, Table
 from tests.scale.play import Crew
 from tests.threads import in_a_thread
+from tools.loadtest.fixtures import prepare
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 

@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
-from tables import services
-from tables.consumers import POLICY_VIOLATION
-from tables.engine.rules import RuleSet
-from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import next_action
-from tables.models import ActionLog, Round, RulePreset, Table
-from tables.protocol import ACTIONS, MAX_FRAME_BYTES
-from tests.tables.wsclient import CommunicatorClient, ConnectionClosed, session_cookie
+from blackjack import services
+from blackjack.consumers import POLICY_VIOLATION
+from blackjack.engine.rules import RuleSet
+from blackjack.engine.strategy import basic_strategy
+from blackjack.models import ActionLog, Round, RulePreset, Table
+from blackjack.protocol import ACTIONS, MAX_FRAME_BYTES
+from tests.blackjack.wsclient import CommunicatorClient, ConnectionClosed, session_cookie
+from tools.loadtest.bot import next_action
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

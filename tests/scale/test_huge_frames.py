@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from tables.consumers import FRAME_TOO_LARGE
-from tables.loadtest.fixtures import prepare
+from blackjack.consumers import FRAME_TOO_LARGE
 from tests.scale.play import Crew
+from tools.loadtest.fixtures import prepare
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """The load tester: its bots' decisions, its figures, its loopback-only rule, and a short real run against a
-Daphne process (the CI version of the benchmark; `benchmarks/load.py` runs the long ones)."""
+Daphne process (the CI version of the benchmark; `tools/benchmarks/load.py` runs the long ones)."""
 
 import asyncio
 import json
@@ -10,11 +10,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from tables.engine.rules import PRESETS
-from tables.engine.strategy import basic_strategy
-from tables.loadtest.bot import RATE_WINDOW, Bot, InFlight, TableLedger, ThinkTime, next_action
-from tables.loadtest.fixtures import LoopbackOnly, check_loopback
-from tables.loadtest.stats import Recorder, percentiles
+from blackjack.engine.rules import PRESETS
+from blackjack.engine.strategy import basic_strategy
+from tools.loadtest.bot import RATE_WINDOW, Bot, InFlight, TableLedger, ThinkTime, next_action
+from tools.loadtest.command import Command as LoadTest
+from tools.loadtest.fixtures import LoopbackOnly, check_loopback
+from tools.loadtest.stats import Recorder, percentiles
 
 STRATEGY = basic_strategy(PRESETS["Vegas Strip"])
 
@@ -312,7 +313,7 @@ def test_the_command_refuses_unbounded_or_foreign_runs():
         {"url": ["http://127.0.0.1:1"], "warmup": -1},
     ):
         with pytest.raises(CommandError):
-            call_command("loadtest", **options)
+            call_command(LoadTest(), **options)
 
 
 @pytest.mark.django_db
@@ -323,12 +324,12 @@ def test_the_think_time_reaches_the_bots_and_the_results(monkeypatch, tmp_path, 
         configs.append(config)
         return Recorder()
 
-    monkeypatch.setattr("tables.management.commands.loadtest.run", run)
+    monkeypatch.setattr("tools.loadtest.command.run", run)
     out = tmp_path / "load.json"
     call_command(
-        "loadtest", url=["http://127.0.0.1:1"], tables=1, players=1, think=1500, warmup=8, json_path=str(out)
+        LoadTest(), url=["http://127.0.0.1:1"], tables=1, players=1, think=1500, warmup=8, json_path=str(out)
     )
-    call_command("loadtest", url=["http://127.0.0.1:1"], tables=1, players=1)
+    call_command(LoadTest(), url=["http://127.0.0.1:1"], tables=1, players=1)
     assert [config.think_ms for config in configs] == [1500, 0]  # as fast as possible by default
     assert [config.warmup for config in configs] == [8, 0]  # measured from the start by default
     assert json.loads(out.read_text())["think_ms"] == 1500
@@ -342,7 +343,7 @@ def test_a_short_load_run_reports_figures_and_a_clean_audit(servers, tmp_path, c
     server = servers()
     out = tmp_path / "load.json"
     call_command(
-        "loadtest",
+        LoadTest(),
         url=[server.url],
         tables=2,
         players=2,
@@ -418,7 +419,7 @@ def test_the_progress_line_shows_the_p99_of_the_actions_since_the_last_line():
 
 
 def test_bots_reach_the_servers_their_route_picks_and_fail_over_in_turn():
-    from tables.loadtest.runner import server_order
+    from tools.loadtest.runner import server_order
 
     urls = ["ws://a", "ws://b", "ws://c"]
     # Spread: each table's players over the servers.
@@ -439,7 +440,7 @@ def test_bots_reach_the_servers_their_route_picks_and_fail_over_in_turn():
 async def test_a_failed_first_handshake_is_counted_and_tried_again():
     from websockets.exceptions import InvalidMessage
 
-    from tables.loadtest.runner import first_connection
+    from tools.loadtest.runner import first_connection
 
     class Flaky:
         def __init__(self, failures):

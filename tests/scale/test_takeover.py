@@ -17,11 +17,11 @@ import pytest
 from django.db import connection
 
 from accounts.audit import audit_ledger
+from blackjack.models import Table
 from live.lease import LEASE_SECONDS
-from tables.loadtest.fixtures import prepare
-from tables.models import Table
 from tests.scale.play import Crew
 from tests.threads import in_a_thread
+from tools.loadtest.fixtures import prepare
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 

@@ -2,7 +2,7 @@
 processes of the scale tests."""
 
 from tests.scale.conftest import servers  # noqa: F401
-from tests.tables.conftest import (  # noqa: F401
+from tests.blackjack.conftest import (  # noqa: F401
     PASSWORD,
     act,
     carol,

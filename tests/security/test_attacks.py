@@ -11,10 +11,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls.resolvers import RoutePattern
 
 from accounts import throttling
-from tables import services
-from tables.engine.rules import PRESETS
-from tables.models import RulePreset, Table
-from tests.tables.wsclient import CommunicatorClient, session_cookie
+from blackjack import services
+from blackjack.engine.rules import PRESETS
+from blackjack.models import RulePreset, Table
+from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
 PAYLOAD = '<script>alert("owned")</script><img src=x onerror=alert(1)>'
 NAME_PAYLOAD = "<script>alert(1)</script>"  # display names hold at most 40 characters

@@ -1,6 +1,6 @@
 """Nothing secret crosses Redis, and a message on the channel layer cannot change what a viewer sees without
 the servers' key: the Redis layer encrypts and authenticates every message (Fernet, `CHANNEL_LAYER_KEY`), and
-drops one that does not verify (`blackjack_site.channel_layer`). Read and written here with raw redis-py, as
+drops one that does not verify (`cardroom.channel_layer`). Read and written here with raw redis-py, as
 anyone who can reach Redis could."""
 
 import asyncio
@@ -18,8 +18,8 @@ from django.test import Client
 from websockets.asyncio.client import connect
 
 from accounts.sockets import user_group
-from blackjack_site.channel_layer import RedisChannelLayer
-from tables.models import Round, Table
+from blackjack.models import Round, Table
+from cardroom.channel_layer import RedisChannelLayer
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 PREFIX_BYTES = 12  # channels-redis's random prefix, which keeps equal messages apart in a sorted set

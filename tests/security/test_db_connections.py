@@ -17,7 +17,7 @@ import pytest
 from django.db import connection
 from websockets.asyncio.client import connect
 
-from tests.tables.wsclient import session_cookie
+from tests.blackjack.wsclient import session_cookie
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

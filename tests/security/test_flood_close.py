@@ -9,9 +9,9 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tables.consumers import POLICY_VIOLATION
-from tables.models import Seat
-from tests.tables.wsclient import session_cookie
+from blackjack.consumers import POLICY_VIOLATION
+from blackjack.models import Seat
+from tests.blackjack.wsclient import session_cookie
 
 
 @pytest.mark.django_db(transaction=True)

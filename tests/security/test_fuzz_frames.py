@@ -20,10 +20,10 @@ import pytest
 from channels.db import database_sync_to_async
 
 from accounts.models import LedgerEntry, Wallet
-from tables import consumers
-from tables.models import ActionLog, ChatMessage, Round, Seat, Table
-from tables.protocol import ACTIONS, MAX_FRAME_BYTES
-from tests.tables.wsclient import CommunicatorClient, session_cookie
+from blackjack import consumers
+from blackjack.models import ActionLog, ChatMessage, Round, Seat, Table
+from blackjack.protocol import ACTIONS, MAX_FRAME_BYTES
+from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
 FRAMES = int(os.environ.get("FUZZ_FRAMES", "100000"))
 SEED = int(os.environ.get("FUZZ_SEED", "20261126"))

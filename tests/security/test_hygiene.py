@@ -14,11 +14,11 @@ from django.urls import reverse
 
 from accounts.forms import ProfileForm, RegistrationForm
 from accounts.names import skeleton
-from tables import consumers
-from tables.consumers import CHAT_LINES, CHAT_WINDOW_SECONDS, chat_allowed
-from tables.models import ChatMessage
-from tables.protocol import parse_message
-from tests.tables.wsclient import CommunicatorClient, session_cookie
+from blackjack import consumers
+from blackjack.consumers import CHAT_LINES, CHAT_WINDOW_SECONDS, chat_allowed
+from blackjack.models import ChatMessage
+from blackjack.protocol import parse_message
+from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +136,7 @@ async def test_unknown_websocket_paths_are_refused_cleanly(path):
 def test_production_defaults_allow_no_test_host():
     script = "from django.conf import settings; print(','.join(settings.ALLOWED_HOSTS))"
     env = {key: value for key, value in os.environ.items() if key != "ALLOWED_HOSTS"}
-    env |= {"DEBUG": "0", "SECRET_KEY": "x" * 50, "DJANGO_SETTINGS_MODULE": "blackjack_site.settings"}
+    env |= {"DEBUG": "0", "SECRET_KEY": "x" * 50, "DJANGO_SETTINGS_MODULE": "cardroom.settings"}
     result = subprocess.run(
         [sys.executable, "-c", "import django; django.setup(); " + script],
         env=env, capture_output=True, text=True, check=True, timeout=60,

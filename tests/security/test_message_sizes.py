@@ -16,15 +16,15 @@ from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
 
+from blackjack import services
+from blackjack.consumers import FRAME_TOO_LARGE, MAX_OPEN_FRAME_BYTES
+from blackjack.models import ChatMessage, RulePreset, Table
+from blackjack.protocol import MAX_CHAT_BYTES, parse_message
+from blackjack.rendering import live_html
+from blackjack.services.staff import MAX_OPEN_TABLES_PER_PLAYER
+from blackjack.viewmodel import LOBBY_PAGE_SIZE, build_lobby_view, viewer_view
 from cards.errors import Refused
-from tables import services
-from tables.consumers import FRAME_TOO_LARGE, MAX_OPEN_FRAME_BYTES
-from tables.models import ChatMessage, RulePreset, Table
-from tables.protocol import MAX_CHAT_BYTES, parse_message
-from tables.rendering import live_html
-from tables.services.staff import MAX_OPEN_TABLES_PER_PLAYER
-from tables.viewmodel import LOBBY_PAGE_SIZE, build_lobby_view, viewer_view
-from tests.tables.wsclient import CommunicatorClient, SocketClient, session_cookie
+from tests.blackjack.wsclient import CommunicatorClient, SocketClient, session_cookie
 
 #: The cap the cluster used to pass Daphne.
 OLD_CAP = 16384
@@ -143,7 +143,7 @@ def test_the_lobby_is_paginated_and_stays_small(make_table, alice):
     assert len(first["tables"]) == LOBBY_PAGE_SIZE
     assert (last["page"], len(last["tables"])) == (4, 1)
     assert len(json.dumps(first).encode()) < OLD_CAP
-    html = render_to_string("tables/partials/lobby_rows.html", {"lobby": first, "user": AnonymousUser()})
+    html = render_to_string("blackjack/partials/lobby_rows.html", {"lobby": first, "user": AnonymousUser()})
     assert len(html.encode()) < OLD_CAP
     assert "?page=2" in html
 

@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed
 
 from accounts import services as accounts_services
 from accounts.sockets import SESSION_ENDED
-from tests.tables.wsclient import CommunicatorClient
+from tests.blackjack.wsclient import CommunicatorClient
 
 from .conftest import PASSWORD
 

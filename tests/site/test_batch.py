@@ -1,4 +1,4 @@
-"""Statements sent together (blackjack_site.batch): the same effects and rows as one by one, in one round trip
+"""Statements sent together (cardroom.batch): the same effects and rows as one by one, in one round trip
 on PostgreSQL; a failing statement fails the whole; plain SQL of model columns written as the ORM writes."""
 
 from datetime import UTC, datetime
@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from blackjack_site.batch import Batch, ModelStatement, returning_together
-from tables.engine.rules import PRESETS
-from tables.models import RulePreset, Seat, Table, TableEvent
-from tests.tables.conftest import round_trips
+from blackjack.engine.rules import PRESETS
+from blackjack.models import RulePreset, Seat, Table, TableEvent
+from cardroom.batch import Batch, ModelStatement, returning_together
+from tests.blackjack.conftest import round_trips
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from unittest.mock import patch
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from blackjack_site.env import env_bool, env_int, env_list
+from cardroom.env import env_bool, env_int, env_list
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,7 @@ def test_database_and_redis_urls_switch_the_backends():
     )
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
     env.update(
-        DJANGO_SETTINGS_MODULE="blackjack_site.settings",
+        DJANGO_SETTINGS_MODULE="cardroom.settings",
         DATABASE_URL="postgres://postgres@127.0.0.1:5432/anything",
         REDIS_URL="redis://127.0.0.1:6379/0",
     )
@@ -60,7 +60,7 @@ def test_database_and_redis_urls_switch_the_backends():
         timeout=60,
         check=True,
     ).stdout.split()
-    assert out == ["django.db.backends.postgresql", "blackjack_site.channel_layer.RedisChannelLayer"]
+    assert out == ["django.db.backends.postgresql", "cardroom.channel_layer.RedisChannelLayer"]
 
 
 @pytest.mark.skipif(bool(os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL")), reason="services on")
@@ -92,7 +92,7 @@ def channel_layer_keys(**env) -> list[str]:
     clean = {k: v for k, v in os.environ.items() if k not in {"CHANNEL_LAYER_KEY", "SECRET_KEY", "DEBUG"}}
     clean.update(REDIS_URL="redis://127.0.0.1:6379/0", **env)
     with patch.dict(os.environ, clean, clear=True):
-        configured = runpy.run_path(str(ROOT / "blackjack_site" / "settings.py"))
+        configured = runpy.run_path(str(ROOT / "cardroom" / "settings.py"))
     return configured["CHANNEL_LAYERS"]["default"]["CONFIG"]["symmetric_encryption_keys"]
 
 
@@ -109,7 +109,7 @@ def test_the_redis_layer_is_keyed_from_the_secret_key_or_channel_layer_key(setti
 def test_a_rotated_key_still_reads_what_the_old_one_wrote_and_a_stranger_reads_nothing():
     from cryptography.fernet import InvalidToken
 
-    from blackjack_site.channel_layer import RedisChannelLayer
+    from cardroom.channel_layer import RedisChannelLayer
 
     def serializer(*keys):
         return RedisChannelLayer(

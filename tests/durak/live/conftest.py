@@ -12,7 +12,7 @@ from durak import actor as durak_actor
 from durak import services
 from durak.models import DurakTable
 from durak.table import Act, AddBot, Ready, Sit, Start
-from tests.tables.wsclient import CommunicatorClient, session_cookie
+from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
 SERVER_SEED = "ab" * 32
 

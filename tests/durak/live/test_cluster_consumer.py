@@ -6,7 +6,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from accounts.sockets import BALANCE_CHANGED, MESSAGE_TYPE, SESSION_ENDED, current_balance, user_group
-from tests.tables.wsclient import CommunicatorClient, session_cookie
+from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

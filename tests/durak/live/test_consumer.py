@@ -12,7 +12,7 @@ from accounts.audit import audit_ledger
 from cards.fairness import seed_hash
 from durak.actor import DurakActor
 from durak.models import DurakAction, DurakGame, DurakSeat, DurakTable
-from tests.tables.wsclient import CommunicatorClient, session_cookie
+from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 CARD = re.compile(r"^[6789TJQKA][shdc]$")

@@ -1,0 +1,437 @@
+"""Presentation helpers for the table and lobby templates: chips, cards, totals, times and the seat arc.
+
+Everything here formats what the view model already says; no rule of the game is decided here.
+"""
+
+from datetime import UTC, datetime
+
+from django import template
+from django.template.loader import get_template
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from blackjack.engine.rules import RuleSet
+from blackjack.house_edge import computed_house_edge
+from blackjack.rendering import LIVE_TEMPLATE
+
+register = template.Library()
+
+# One colour per chip denomination; a bet on the felt shows the colour of the largest denomination it reaches
+# (so a bet of 60 is green like the 25 chip, 100 to 499 blue like the 100 chip).
+CHIP_COLOURS = (
+    (25_000, "gold"),
+    (5_000, "black"),
+    (1_000, "orange"),
+    (500, "purple"),
+    (100, "blue"),
+    (25, "green"),
+)
+CHIP_DENOMINATIONS = (5, 25, 100, 500, 1_000, 5_000, 25_000)
+
+SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
+SUIT_NAMES = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
+RANK_LABELS = {"A": "A", "T": "10", "J": "J", "Q": "Q", "K": "K"} | {str(n): str(n) for n in range(2, 10)}
+_NUMBER_NAMES = ("Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+RANK_NAMES = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"} | {
+    str(n): name for n, name in zip(range(2, 10), _NUMBER_NAMES, strict=True)
+}
+
+PHASE_LABELS = {
+    "waiting": "Waiting for players",
+    "betting": "Betting",
+    "insurance": "Insurance?",
+    "playing": "Playing",
+    "dealer": "Dealer plays",
+    "settled": "Round over",
+}
+
+RESULT_LABELS = {
+    "win": "Win",
+    "blackjack": "Blackjack!",
+    "push": "Push",
+    "lose": "Lose",
+    "loss": "Lose",
+    "bust": "Bust",
+    "surrender": "Surrendered",
+    "surrendered": "Surrendered",
+    "charlie": "Charlie!",
+}
+# CSS tone of a result badge: good for the player, bad, or neutral.
+RESULT_TONES = {
+    "win": "good",
+    "blackjack": "good",
+    "charlie": "good",
+    "push": "neutral",
+    "surrender": "neutral",
+    "surrendered": "neutral",
+}
+
+
+@register.filter
+def chips_short(value) -> str:
+    """A chip amount for small spaces: 950 -> "950", 1500 -> "1.5K", 15_249 -> "15.2K", 2_000_000 -> "2M".
+
+    Rounds towards zero so a stack never looks bigger than it is.
+    """
+    try:
+        amount = int(value)
+    except (TypeError, ValueError):
+        return ""
+    sign = "-" if amount < 0 else ""
+    amount = abs(amount)
+    for size, suffix in ((1_000_000_000, "B"), (1_000_000, "M"), (1_000, "K")):
+        if amount >= size:
+            tenths = amount * 10 // size
+            whole, tenth = divmod(tenths, 10)
+            return f"{sign}{whole}{suffix}" if tenth == 0 else f"{sign}{whole}.{tenth}{suffix}"
+    return f"{sign}{amount}"
+
+
+@register.filter
+def chip_tier(value) -> str:
+    """The chip colour: under 25 red (the 5 chip), from 25 green, 100 blue, 500 purple, 1,000 orange, 5,000
+    black, 25,000 gold."""
+    try:
+        amount = int(value)
+    except (TypeError, ValueError):
+        return "red"
+    return next((colour for floor, colour in CHIP_COLOURS if amount >= floor), "red")
+
+
+@register.filter
+def card_face(card) -> dict:
+    """How to draw a protocol card string ("As", "Td"); `None` (a face-down card) gives the card back."""
+    if not card:
+        return {"hidden": True, "label": "Face-down card"}
+    rank, suit = card[0], card[1]
+    return {
+        "hidden": False,
+        "rank": RANK_LABELS[rank],
+        "suit": SUIT_SYMBOLS[suit],
+        "colour": "red" if suit in "hd" else "black",
+        "label": f"{RANK_NAMES[rank]} of {SUIT_NAMES[suit]}",
+    }
+
+
+@register.filter
+def hand_total(hand) -> str:
+    """The total as players say it: "17", "soft 17", "Blackjack" (two cards of 21, not after a split),
+    "22 bust"; empty when unknown. For a player's hand and the dealer's (whose hidden card is None)."""
+    total = hand.get("total") if isinstance(hand, dict) else None
+    if total is None:
+        return ""
+    cards = hand.get("cards") or []
+    if total == 21 and len(cards) == 2 and None not in cards and not hand.get("split"):
+        return "Blackjack"
+    if total > 21:
+        return f"{total} bust"
+    return f"soft {total}" if hand.get("soft") else str(total)
+
+
+@register.filter
+def phase_label(phase) -> str:
+    return PHASE_LABELS.get(phase, str(phase or "").capitalize())
+
+
+@register.filter
+def phase_title(table) -> str:
+    """The phase as the status strip names it; the insurance window against a ten offers only early
+    surrender."""
+    upcard = ((table.get("dealer") or {}).get("cards") or [None])[0]
+    if table.get("phase") == "insurance" and upcard and not upcard.startswith("A"):
+        return "Early surrender?"
+    return phase_label(table.get("phase"))
+
+
+@register.filter
+def result_label(result) -> str:
+    return RESULT_LABELS.get(result, str(result or "").replace("_", " ").capitalize())
+
+
+@register.filter
+def result_tone(result) -> str:
+    return RESULT_TONES.get(result, "bad")
+
+
+def _as_datetime(value) -> datetime | None:
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str) and value:
+        moment = parse_datetime(value.replace("Z", "+00:00"))
+        if moment is None:
+            return None
+    else:
+        return None
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+
+
+@register.filter
+def seconds_left(deadline) -> int | str:
+    """Whole seconds from now until an ISO-8601 deadline (never negative); "" when there is none.
+
+    Rendered at send time, so the browser counts down from it without trusting its own clock.
+    """
+    moment = _as_datetime(deadline)
+    if moment is None:
+        return ""
+    return max(0, round((moment - timezone.now()).total_seconds()))
+
+
+@register.filter
+def clock(value) -> str:
+    """ "14:03:07" (UTC) from an ISO-8601 time or datetime."""
+    moment = _as_datetime(value)
+    return moment.astimezone(UTC).strftime("%H:%M:%S") if moment else ""
+
+
+@register.filter
+def iso(value) -> str:
+    """A machine-readable time for `<time datetime=...>`."""
+    moment = _as_datetime(value)
+    return moment.isoformat() if moment else ""
+
+
+@register.filter
+def seat_slots(table) -> list[dict]:
+    """Every seat position 1..seats_total, empty ones included, each with its place on the arc.
+
+    `arc` is the distance from the middle seat (0 in the middle), which the stylesheet turns into height.
+    """
+    occupied = {entry["seat"]: entry for entry in table.get("seats") or []}
+    total = table.get("seats_total") or max(occupied, default=0)
+    middle = (total + 1) / 2
+    slots = []
+    for number in range(1, total + 1):
+        entry = occupied.get(number) or {"seat": number, "player": None, "hands": []}
+        slots.append({**entry, "arc": int(abs(number - middle))})
+    return slots
+
+
+@register.filter
+def seat_actions(you, seat) -> list[str]:
+    """The actions the viewer may take for one of their seats (from `you.allowed_by_seat`)."""
+    by_seat = (you or {}).get("allowed_by_seat") or {}
+    return by_seat.get(str(seat)) or by_seat.get(seat) or []
+
+
+@register.filter
+def can_insure(view) -> bool:
+    """Whether the viewer's balance covers insurance on every seat of theirs offered it (half of each bet;
+    the insurance form answers for all of them at once)."""
+    you = view.get("you") or {}
+    balance = you.get("balance")
+    by_seat = you.get("allowed_by_seat") or {}
+    offered = {int(seat) for seat, actions in by_seat.items() if "insurance" in actions}
+    cost = sum(seat["bet"] // 2 for seat in view["table"]["seats"] if seat["seat"] in offered)
+    return balance is not None and cost <= balance
+
+
+@register.filter
+def is_mine(seat, you) -> bool:
+    """Whether the viewer sits in this seat entry."""
+    return bool(seat.get("player")) and seat.get("seat") in ((you or {}).get("seats") or [])
+
+
+@register.filter
+def sitting_out_for(seats, you) -> bool:
+    """Whether one of the viewer's seats sits out (it missed a betting window: the table deals without it)."""
+    return any(seat.get("sitting_out") and is_mine(seat, you) for seat in seats or [])
+
+
+@register.filter
+def bet_chips(limits) -> list[int]:
+    """Chip buttons offered for a table: the usual denominations that fit under its maximum bet."""
+    max_bet = limits.get("max_bet") or 0
+    return [value for value in CHIP_DENOMINATIONS if value <= max_bet]
+
+
+@register.filter
+def limits_text(table) -> str:
+    """ "bets 10 to 500": the table's limits as its header says them."""
+    return f"bets {table['min_bet']:,} to {table['max_bet']:,}"
+
+
+@register.filter
+def house_edge(rules) -> str:
+    """ "0.31%": the house edge of basic strategy under `rules` (a rules dict), computed by the engine."""
+    return f"{computed_house_edge(rules):.2f}%"
+
+
+@register.filter
+def rules_summary(rules) -> str:
+    """ "6 decks · S17 · DAS · LS · 3:2" for a rules dict."""
+    return RuleSet.from_dict(rules).summary()
+
+
+_CARD_NAMES = {"A": "A", "T": "10"}
+
+
+@register.filter
+def chart_sections(chart) -> list[tuple[str, list[tuple[str, list[str]]], str]]:
+    """A strategy chart (`Strategy.chart()`) as (title, [(row name, moves by upcard)], row heading) tables."""
+
+    def rows(section, name):
+        return [(name(key), [moves[up] for up in chart["upcards"]]) for key, moves in chart[section].items()]
+
+    def pair(card):
+        return f"{_CARD_NAMES.get(card, card)},{_CARD_NAMES.get(card, card)}"
+
+    return [
+        ("Hard totals", rows("hard", str), "Total"),
+        (
+            "Soft totals (with an ace counted as 11)",
+            rows("soft", lambda total: f"A,{int(total) - 11}"),
+            "Hand",
+        ),
+        ("Pairs", rows("pairs", pair), "Pair"),
+    ]
+
+
+OUTCOME_LABELS = {"good": "You win", "bad": "You lose", "neutral": "Push"}
+
+
+@register.filter
+def round_outcome(view) -> dict | None:
+    """The viewer's result of a settled round over all their seats and hands, insurance included:
+    `net` chips, a `tone` (good, bad, neutral) and a `label` ("Blackjack!", "You win", "You lose",
+    "Surrendered", "Push"); None when the viewer had no hand in it."""
+    you = view.get("you") or {}
+    mine = [entry for entry in view["table"].get("seats") or [] if is_mine(entry, you)]
+    hands = [hand for entry in mine for hand in entry.get("hands") or [] if hand.get("payout") is not None]
+    if not hands:
+        return None
+    net = sum(net_result(hand) for hand in hands) + sum(insurance_net(entry) for entry in mine)
+    tone = "good" if net > 0 else "bad" if net < 0 else "neutral"
+    results = {hand.get("result") for hand in hands}
+    if net > 0 and "blackjack" in results:
+        label = "Blackjack!"
+    elif net < 0 and results <= {"surrender", "surrendered"}:
+        label = "Surrendered"
+    else:
+        label = OUTCOME_LABELS[tone]
+    return {"net": net, "tone": tone, "label": label}
+
+
+@register.filter
+def turn_seat(table) -> dict | None:
+    """The seat entry whose turn it is, or None."""
+    turn = table.get("turn")
+    if not turn:
+        return None
+    return next((entry for entry in table.get("seats") or [] if entry.get("seat") == turn.get("seat")), None)
+
+
+@register.filter
+def any_of(allowed, names: str) -> bool:
+    """Whether any of the space-separated action `names` is in `allowed`."""
+    return any(name in (allowed or ()) for name in names.split())
+
+
+@register.filter
+def net_result(hand) -> int:
+    """Chips won (positive) or lost (negative) on a settled hand: its payout minus its bet."""
+    if hand.get("payout") is None:
+        return 0
+    return hand["payout"] - (hand.get("bet") or 0)
+
+
+@register.filter
+def insurance_net(seat) -> int:
+    """What a settled seat's insurance won (2:1 on a dealer blackjack) or lost."""
+    return (seat.get("insurance_payout") or 0) - (seat.get("insurance") or 0)
+
+
+@register.filter
+def signed_chips(value) -> str:
+    """ "+150" / "-1,250" for a result, exact (a result is what a player checks their chips against), with a
+    typographic minus sign (U+2212) that reads well at a glance."""
+    amount = int(value)
+    text = f"{abs(amount):,}"
+    return f"+{text}" if amount > 0 else f"\u2212{text}" if amount < 0 else "0"
+
+
+@register.filter
+def deck_cards(decks) -> int:
+    return int(decks) * 52
+
+
+#: The stable forms of the table page that send over the websocket (each gets its `v` from #table-status).
+WS_FORMS = (
+    "form-sit",
+    "form-bet",
+    "form-play",
+    "form-insurance",
+    "form-even-money",
+    "form-early-surrender",
+    "form-leave",
+    "form-chat",
+    "form-emote",
+)
+#: Playing buttons: protocol action, keyboard shortcut, label.
+PLAY_BUTTONS = (
+    ("hit", "h", "Hit"),
+    ("stand", "s", "Stand"),
+    ("double", "d", "Double"),
+    ("split", "p", "Split"),
+    ("surrender", "r", "Surrender"),
+)
+
+
+@register.simple_tag
+def ws_form_ids() -> tuple[str, ...]:
+    return WS_FORMS
+
+
+@register.simple_tag
+def play_buttons() -> tuple[tuple[str, str, str], ...]:
+    return PLAY_BUTTONS
+
+
+@register.simple_tag(takes_context=True)
+def seat_markup(context, seat: dict, you: dict | None, table: dict) -> str:
+    """One seat of `live.html#seats` as the viewer `you` sees it.
+
+    The markup depends on the version's table and on two facts about the viewer alone: whether they sit
+    there (`mine`) and, for an empty seat, what it offers them (`sit`). When the context carries the
+    version's shared view part (`shared`, from `tables.rendering`), each variant is rendered once per version
+    and kept with it (a seated player's hands once per seat, for both variants), so a table's viewers share
+    their seats' markup instead of rendering it each. The partials are given nothing else of the viewer's, so
+    no variant can carry another viewer's controls.
+    """
+    mine = is_mine(seat, you)
+    sit = "" if seat.get("player") else _sit_offer(you)
+    shared = context.get("shared")
+
+    def kept(key: tuple, render):
+        return render() if shared is None else shared.keep(key, render)
+
+    def hands() -> str:
+        return get_template(f"{LIVE_TEMPLATE}#seat_hands").render({"seat": seat, "t": table})
+
+    def render() -> str:
+        hands_html = kept(("seat_hands", seat["seat"]), hands) if seat.get("player") else ""
+        variant = {"seat": seat, "mine": mine, "sit": sit, "t": table, "hands": hands_html}
+        return get_template(f"{LIVE_TEMPLATE}#seat").render(variant)
+
+    return kept(("seat", seat["seat"], mine, sit), render)
+
+
+@register.simple_tag(takes_context=True)
+def table_part(context, name: str) -> str:
+    """The partial `name` of `live.html`, rendered with the version's table (`t`) and number (`v`) alone: the
+    same for every viewer, so kept once per version when the context carries its shared part (`shared`)."""
+    view = context["view"]
+
+    def render() -> str:
+        return get_template(f"{LIVE_TEMPLATE}#{name}").render({"t": view["table"], "v": view["v"]})
+
+    shared = context.get("shared")
+    return render() if shared is None else shared.keep(("table_part", name), render)
+
+
+def _sit_offer(you: dict | None) -> str:
+    """What an empty seat offers the viewer: "take" (another seat beside theirs), "sit", or nothing."""
+    you = you or {}
+    if not you.get("can_sit"):
+        return ""
+    return "take" if you.get("seats") else "sit"

@@ -1,0 +1,31 @@
+"""ASGI entry point: HTTP through Django, websockets through Channels (same origin only: scheme, host and
+port; `cardroom.middleware.same_origin`)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardroom.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+
+from cardroom.middleware import SameOriginValidator  # noqa: E402
+from cardroom.routing import websocket_urlpatterns  # noqa: E402
+from cardroom.serve import quiet_gc  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)
+
+from blackjack import clock  # noqa: E402
+
+clock.start()  # deadline enforcement in this server process (off under pytest and with TABLE_CLOCK=0)
+
+# The cyclic garbage collector: what is loaded by now left out of its passes, and its passes rarer
+# (`serve.quiet_gc`).
+quiet_gc()

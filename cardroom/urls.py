@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("accounts.urls")),
+    path("durak/", include("durak.urls")),
+    path("", include("blackjack.history.urls")),
+    path("", include("blackjack.urls")),
+]

@@ -1,6 +1,0 @@
-from django.apps import AppConfig
-
-
-class TablesConfig(AppConfig):
-    name = "tables"
-    verbose_name = "Tables"

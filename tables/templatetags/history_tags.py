@@ -1,2 +1,0 @@
-# The history tag library lives with the history code; this makes it loadable as {% load history_tags %}.
-from tables.history.tags import register  # noqa: F401

@@ -1,0 +1,235 @@
+"""The load test's two wire formats: what a bot reads from a server message and what it sends.
+
+`JsonFormat` is the bots' own protocol (`?format=json&log=off`). `HtmlFormat` is the browser's: the socket the
+table page opens (no `format`), whose every message is out-of-band fragments of `tables/partials/live.html`,
+and whose frames are the page's forms as htmx's websocket extension sends them (form values as strings and a
+`HEADERS` object). A browser bot acts only on what the page shows: `read_page` turns the fragments into the
+few fields of a JSON `state` that the bot's policy (`tools.loadtest.bot.next_action`) reads, taken from the
+regions' data attributes, classes, badges and enabled buttons; so a bot that plays from it proves that the
+page offers every decision it needs. It reads the regions a player acts on (status, seats, controls, dealer)
+and stops before the event log, chat and shoe, which it never needs.
+"""
+
+import json
+import re
+from html import unescape
+from typing import Any
+
+import orjson
+
+from blackjack.engine.strategy import PLAYING_ACTIONS
+from blackjack.templatetags.table_ui import RANK_NAMES, SUIT_NAMES
+
+#: A card's accessible name on the page ("Queen of hearts") back to its protocol string ("Qh").
+CARDS = {
+    f"{RANK_NAMES[rank]} of {SUIT_NAMES[suit]}": rank + suit for rank in RANK_NAMES for suit in SUIT_NAMES
+}
+#: Where the regions a bot reads end: the event log and what follows it are never needed.
+READ_UNTIL = '<ol id="event-log"'
+#: The answer buttons of the offers that a bot may press (their forms send no seat: they answer for every seat
+#: of the player's with the offer).
+OFFERS = {"insurance-no": "insurance", "even-money-no": "even_money", "early-surrender-yes": "surrender"}
+#: The forms of the offers, by action (early surrender's has action "surrender", as the playing one).
+OFFER_FORMS = {"insurance": "form-insurance", "even_money": "form-even-money"}
+#: A start tag, or the end of an element the reader tracks (the seats' list, the dealer's section). Django
+#: escapes every attribute value, so no `>` or `"` appears inside one.
+TAG = re.compile(r"<(?:(/)(ol|section)|(li|div|span|button|section|ol|p)\b([^>]*))>")
+ATTRIBUTE = re.compile(r'([\w-]+)(?:="([^"]*)")?')
+BET_TITLE = re.compile(r"Bet ([\d,]+) chips")
+SITTING_OUT = "Sitting out</span>"
+
+
+class PageError(ValueError):
+    """A message that is not a live-table page fragment as this reader knows it."""
+
+
+def _card(attributes: dict[str, str], classes: list[str]) -> str | None:
+    if "card-back" in classes:
+        return None
+    label = unescape(attributes.get("aria-label", ""))
+    if label not in CARDS:
+        raise PageError(f"a card the reader does not know: {label!r}")
+    return CARDS[label]
+
+
+class _Reader:
+    """What the page shows a player, collected in one pass over the tags (see `read_page`). A regular
+    expression over the tags, not an HTML parser: the load client reads every state of every bot, and the
+    standard library's parser took several milliseconds a page."""
+
+    def __init__(self, html: str) -> None:
+        self.status: dict[str, str] | None = None
+        self.error: str | None = None
+        self.logged_in = False
+        self.seats: list[dict[str, Any]] = []
+        self.mine: list[int] = []
+        self.turn: dict[str, int] | None = None
+        self.dealer: list[str | None] = []
+        self.can_sit = False
+        self.bet_seats: list[int] = []
+        self.buttons: set[str] = set()  # ids of enabled buttons
+        region = None  # "seats" or "dealer" while inside one
+        seat = hand = None
+        for found in TAG.finditer(html):
+            closing, closed, tag, text = found.groups()
+            if closing:
+                if (closed, region) in (("ol", "seats"), ("section", "dealer")):
+                    region = seat = hand = None
+                continue
+            if "id=" not in text and "class=" not in text:
+                continue
+            attributes = {name: value or "" for name, value in ATTRIBUTE.findall(text)}
+            element_id = attributes.get("id", "")
+            classes = attributes.get("class", "").split()
+            if element_id == "table-status":
+                self.status = {name: value for name, value in attributes.items() if name.startswith("data-")}
+            elif element_id in ("seats", "dealer"):
+                region = element_id
+            elif element_id == "nav-balance":
+                self.logged_in = True
+            elif "flash-message" in classes:
+                codes = [name.removeprefix("flash-") for name in classes if name != "flash-message"]
+                self.error = codes[0] if codes else "unknown"
+            if tag == "button" and element_id and "disabled" not in attributes:
+                self.buttons.add(element_id)
+                if element_id.startswith("sit-"):
+                    self.can_sit = True
+                elif element_id.startswith("bet-"):
+                    self.bet_seats.append(int(attributes["value"]))
+            if region == "dealer" and "card" in classes:
+                self.dealer.append(_card(attributes, classes))
+            elif region != "seats":
+                continue
+            elif tag == "li" and "data-seat" in attributes:
+                number = int(attributes["data-seat"])
+                seat = {
+                    "seat": number,
+                    "player": None if "seat-empty" in classes else "taken",
+                    "bet": 0,
+                    "sitting_out": False,
+                    "ready": False,
+                    "hands": [],
+                }
+                hand = None
+                self.seats.append(seat)
+                if "seat-mine" in classes:
+                    self.mine.append(number)
+                if "seat-turn" in classes:
+                    self.turn = {"seat": number, "hand": 0}
+            elif seat is None:
+                continue
+            elif tag == "div" and "hand" in classes:
+                hand = {"cards": []}
+                if "hand-turn" in classes and self.turn is not None and self.turn["seat"] == seat["seat"]:
+                    self.turn["hand"] = len(seat["hands"])
+                seat["hands"].append(hand)
+            elif "card" in classes and hand is not None:
+                hand["cards"].append(_card(attributes, classes))
+            elif "chip" in classes and (bet := BET_TITLE.fullmatch(attributes.get("title", ""))):
+                seat["bet"] += int(bet.group(1).replace(",", ""))
+            elif "badge-ready" in classes:
+                seat["ready"] = True
+            elif "badge-away" in classes and html.startswith(SITTING_OUT, found.end()):
+                seat["sitting_out"] = True
+
+
+def read_page(html: str) -> list[dict[str, Any]]:
+    """The messages one HTML server message amounts to for a bot: an `error` (the flash region carries a
+    refusal), then a `state` shaped like the JSON protocol's, reduced to what the bot reads, if the message
+    holds the table's regions. A chat line or a balance notice alone gives nothing."""
+    cut = html.find(READ_UNTIL)
+    reader = _Reader(html if cut < 0 else html[:cut])
+    messages: list[dict[str, Any]] = []
+    if reader.error is not None:
+        messages.append({"type": "error", "code": reader.error})
+    if reader.status is None:
+        return messages
+    status = reader.status
+    phase = status.get("data-phase", "")
+    allowed_by_seat: dict[str, list[str]] = {str(number): [] for number in reader.mine}
+    for number in reader.bet_seats:
+        allowed_by_seat.setdefault(str(number), []).append("bet")
+    offers = [OFFERS[button] for button in OFFERS if button in reader.buttons]
+    plays = [name for name in PLAYING_ACTIONS if f"play-{name}" in reader.buttons]
+    ready = ["ready"] if "play-ready" in reader.buttons else []  # for all the player's seats at once
+    for number in reader.mine:
+        allowed_by_seat[str(number)] += offers + ready
+        if reader.turn is not None and reader.turn["seat"] == number:
+            allowed_by_seat[str(number)] += plays
+    allowed = sorted({name for names in allowed_by_seat.values() for name in names})
+    if reader.can_sit:
+        allowed.append("sit")
+    for seat in reader.seats:
+        seat["in_round"] = bool(seat["hands"]) or seat["bet"] > 0
+    messages.append(
+        {
+            "type": "state",
+            "v": int(status["data-v"]),
+            "table": {
+                "phase": phase,
+                "round_id": status.get("data-round") or None,
+                "seats": reader.seats,
+                "turn": reader.turn if phase == "playing" else None,
+                "dealer": {"cards": reader.dealer},
+            },
+            "you": {
+                "username": "" if reader.logged_in else None,  # the page names nobody; it shows a balance
+                "seats": reader.mine,
+                "allowed": allowed,
+                "allowed_by_seat": allowed_by_seat,
+            },
+        }
+    )
+    return messages
+
+
+class JsonFormat:
+    """The JSON protocol, lean (no log or chat lists in a state)."""
+
+    name = "json"
+    query = "format=json&log=off"
+
+    @staticmethod
+    def decode(text: str) -> list[dict[str, Any]]:
+        return [orjson.loads(text)]
+
+    @staticmethod
+    def encode(action: dict[str, Any], version: int) -> str:
+        return json.dumps({**action, "v": version})
+
+
+class HtmlFormat:
+    """The browser's format: the page's fragments in, its forms' values out, as htmx's websocket extension
+    sends a form (every value a string, the clicked button's name and value, a `HEADERS` object)."""
+
+    name = "html"
+    query = ""
+    decode = staticmethod(read_page)
+
+    @staticmethod
+    def encode(action: dict[str, Any], version: int) -> str:
+        name = action["action"]
+        values = {"action": name, "v": str(version)}
+        if name in ("sit", "bet"):  # the seat's own button: name "seat"
+            form, button, trigger = f"form-{name}", "seat", f"{name}-{action['seat']}"
+            values["seat"] = str(action["seat"])
+            if name == "sit":
+                values["seed"] = action["seed"]  # the page's script fills the form's hidden seed
+            else:
+                values["amount"] = str(action["amount"])  # the bet box, at the table's minimum
+        elif name in OFFER_FORMS or (name == "surrender" and "hand" not in action):
+            form = OFFER_FORMS.get(name, "form-early-surrender")
+            accept = action.get("accept", True)
+            button, trigger = "accept", form.removeprefix("form-") + ("-yes" if accept else "-no")
+            values["accept"] = "true" if accept else "false"
+        else:  # the play buttons, ready and leave: name "action"; the turn's seat and hand when it is ours
+            form, button, trigger = "form-play", "action", f"play-{name}"
+            if "hand" in action:
+                values["seat"], values["hand"] = str(action["seat"]), str(action["hand"])
+        headers = {
+            "HX-Request": "true",
+            "HX-Trigger": trigger,
+            "HX-Trigger-Name": button,
+            "HX-Target": form,
+        }
+        return json.dumps({**values, "HEADERS": headers})
