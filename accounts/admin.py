@@ -12,10 +12,8 @@ from django.template.response import TemplateResponse
 from accounts import services
 from accounts.forms import AdminLoginForm
 from accounts.models import LedgerEntry, User, Wallet
-from blackjack import services as table_services
-from blackjack.models import Table
 from cards.errors import Refused
-from durak import remote as durak_remote
+from live import games
 
 # The admin log-in is throttled like the site's.
 admin.site.login_form = AdminLoginForm
@@ -94,9 +92,9 @@ class UserAdmin(DjangoUserAdmin):
     def _release_seats(self, request, user) -> None:
         """Stand the user up at every table, once their account's change is committed (each table's owner
         applies it in a transaction of its own; the account row alone already bars them from playing)."""
-        for release in (table_services.release_user_seats, durak_remote.release_user_seats):
+        for game in games.all_games():
             try:
-                release(user=user)
+                game.release_user(user)
             except Refused as refusal:
                 self.message_user(request, f"{user.username}: {refusal.message}", messages.WARNING)
 
@@ -149,25 +147,31 @@ class UserAdmin(DjangoUserAdmin):
 
 @admin.register(Wallet)
 class WalletAdmin(ReadOnlyAdmin):
-    list_display = ("id", "kind", "user", "table_ref", "balance", "last_daily_grant_at", "created_at")
+    list_display = ("id", "kind", "user", "game", "table_ref", "balance", "last_daily_grant_at", "created_at")
     list_filter = ("kind",)
     search_fields = ("user__username", "user__display_name")
     list_select_related = ("user",)
 
 
-class TableFilter(admin.SimpleListFilter):
-    """Ledger rows by the table they were played at (`table_ref`)."""
+class GameFilter(admin.SimpleListFilter):
+    """Ledger rows by the game they were played at (`game`; with `table`, one of its tables)."""
 
-    title = "table"
-    parameter_name = "table"
+    title = "game"
+    parameter_name = "game"
+
+    def __init__(self, request, params, model, model_admin):
+        table = params.pop("table", [""])
+        self.table = table[-1] if isinstance(table, list) else table
+        super().__init__(request, params, model, model_admin)
 
     def lookups(self, request, model_admin):
-        return [(str(pk), name) for pk, name in Table.objects.order_by("name").values_list("pk", "name")]
+        return [(game.name, game.label) for game in games.all_games()]
 
     def queryset(self, request, queryset):
-        value = self.value()
-        if value and value.isdigit():
-            return queryset.filter(table_ref=int(value))
+        if self.value():
+            queryset = queryset.filter(game=self.value())
+            if self.table.isascii() and self.table.isdigit():
+                queryset = queryset.filter(table_ref=int(self.table))
         return queryset
 
 
@@ -182,11 +186,12 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
         "amount",
         "balance_after",
         "round_ref",
+        "game",
         "table_ref",
         "memo",
         "created_by",
     )
-    list_filter = ("kind", "wallet__kind", TableFilter, ("created_at", admin.DateFieldListFilter))
+    list_filter = ("kind", "wallet__kind", GameFilter, ("created_at", admin.DateFieldListFilter))
     search_fields = (
         "wallet__user__username",
         "wallet__user__display_name",

@@ -21,6 +21,9 @@ class AuditReport:
     house_result: int = 0  # the house's balance and its tables' floats: what players lost to it, net
     floats: int = 0  # the tables' floats (part of the house result)
     total: int = 0  # sum of every balance; must be 0
+    #: Per game (the `game` of the rows played at its tables): `players`, the players' net result there
+    #: (negative: the house won it), and `floats`, what its tables' floats hold now.
+    games: dict[str, dict[str, int]] = field(default_factory=dict)
     discrepancies: list[str] = field(default_factory=list)
 
     @property
@@ -47,7 +50,7 @@ def _audit() -> AuditReport:
         ledger_sum=Sum("entries__amount"), entry_count=Count("entries")
     ).order_by("pk")
     for wallet in wallets.values(
-        "pk", "kind", "user_id", "table_ref", "balance", "ledger_sum", "entry_count"
+        "pk", "kind", "user_id", "game", "table_ref", "balance", "ledger_sum", "entry_count"
     ):
         report.wallets += 1
         report.entries += wallet["entry_count"]
@@ -69,6 +72,7 @@ def _audit() -> AuditReport:
 
     if report.total != 0:
         problems.append(f"balances sum to {report.total}, not 0: chips were created or destroyed")
+    _per_game(report)
 
     running = Window(Sum("amount"), partition_by=F("wallet_id"), order_by=F("id").asc())
     broken_chain = (
@@ -100,9 +104,24 @@ def _audit() -> AuditReport:
     return report
 
 
+def _per_game(report: AuditReport) -> None:
+    played = (
+        LedgerEntry.objects.filter(wallet__kind=Wallet.Kind.PLAYER)
+        .exclude(game="")
+        .values("game")
+        .annotate(net=Sum("amount"))
+        .order_by("game")
+    )
+    for row in played:
+        report.games.setdefault(row["game"], {"players": 0, "floats": 0})["players"] = row["net"]
+    floats = Wallet.objects.filter(kind=Wallet.Kind.FLOAT).values("game").annotate(held=Sum("balance"))
+    for row in floats.order_by("game"):
+        report.games.setdefault(row["game"], {"players": 0, "floats": 0})["floats"] = row["held"]
+
+
 def _wallet_name(wallet: dict) -> str:
     if wallet["kind"] == Wallet.Kind.PLAYER:
         return f"wallet {wallet['pk']} (user #{wallet['user_id']})"
     if wallet["kind"] == Wallet.Kind.FLOAT:
-        return f"float wallet {wallet['pk']} (table #{wallet['table_ref']})"
+        return f"float wallet {wallet['pk']} ({wallet['game']} table #{wallet['table_ref']})"
     return f"{wallet['kind']} wallet {wallet['pk']}"

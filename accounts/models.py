@@ -92,8 +92,13 @@ class Wallet(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="wallet"
     )
+    #: The longest game name (`live.games`) a float or a ledger row carries.
+    GAME_MAX_LENGTH = 16
+
     balance = models.BigIntegerField(default=0)
-    # The table of a float wallet (not a foreign key: the wallets know nothing of tables).
+    # The table of a float wallet: its game and its id in that game (not a foreign key: the wallets know
+    # nothing of tables, and each game numbers its tables from 1).
+    game = models.CharField(max_length=GAME_MAX_LENGTH, blank=True, default="")
     table_ref = models.BigIntegerField(null=True, blank=True)
     last_daily_grant_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -106,16 +111,16 @@ class Wallet(models.Model):
                 violation_error_message="A player's or a table float's balance cannot go below zero.",
             ),
             models.CheckConstraint(
-                condition=Q(kind="player", user__isnull=False, table_ref__isnull=True)
-                | Q(kind__in=["house", "issuer"], user__isnull=True, table_ref__isnull=True)
-                | Q(kind="float", user__isnull=True, table_ref__isnull=False),
+                condition=Q(kind="player", user__isnull=False, game="", table_ref__isnull=True)
+                | Q(kind__in=["house", "issuer"], user__isnull=True, game="", table_ref__isnull=True)
+                | (Q(kind="float", user__isnull=True, table_ref__isnull=False) & ~Q(game="")),
                 name="wallet_owner_matches_kind",
             ),
             models.UniqueConstraint(
                 fields=["kind"], condition=Q(kind__in=["house", "issuer"]), name="wallet_one_house_one_issuer"
             ),
             models.UniqueConstraint(
-                fields=["table_ref"], condition=Q(kind="float"), name="wallet_one_float_per_table"
+                fields=["game", "table_ref"], condition=Q(kind="float"), name="wallet_one_float_per_table"
             ),
         ]
 
@@ -123,7 +128,7 @@ class Wallet(models.Model):
         if self.kind == self.Kind.PLAYER:
             return f"wallet of user #{self.user_id}"
         if self.kind == self.Kind.FLOAT:
-            return f"float of table #{self.table_ref}"
+            return f"float of {self.game} table #{self.table_ref}"
         return f"{self.kind} wallet"
 
 
@@ -146,6 +151,8 @@ class LedgerEntry(AppendOnlyModel):
     balance_after = models.BigIntegerField()
     created_at = models.DateTimeField(default=timezone.now, db_index=True, editable=False)
     round_ref = models.BigIntegerField(null=True, blank=True, db_index=True)
+    #: The table the chips moved at: its game and its id there (empty and None away from a table).
+    game = models.CharField(max_length=Wallet.GAME_MAX_LENGTH, blank=True, default="")
     table_ref = models.BigIntegerField(null=True, blank=True)
     memo = models.CharField(max_length=MEMO_MAX_LENGTH, blank=True)
     created_by = models.ForeignKey(
@@ -155,7 +162,10 @@ class LedgerEntry(AppendOnlyModel):
     class Meta:
         verbose_name_plural = "ledger entries"
         ordering = ["-id"]
-        indexes = [models.Index(fields=["wallet", "id"], name="ledger_wallet_id")]
+        indexes = [
+            models.Index(fields=["wallet", "id"], name="ledger_wallet_id"),
+            models.Index(fields=["game", "table_ref"], name="ledger_table"),
+        ]
         constraints = [
             models.CheckConstraint(condition=~Q(amount=0), name="ledger_amount_non_zero"),
             models.CheckConstraint(

@@ -3,10 +3,11 @@
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.models import LedgerEntry, Wallet
+from live import games
 
 
 def get_balance(*, user) -> int | None:
@@ -22,17 +23,9 @@ def recent_entries(*, user, limit: int = 20) -> QuerySet[LedgerEntry]:
 
 
 def chips_in_play(*, user_id: int) -> int:
-    """The chips the player has staked in rounds still under way: the ledger's net for the current rounds of
-    the tables where they hold a seat (a seat is kept until its round is over)."""
-    from blackjack.models import Table  # the tables app builds on this one
-
-    rounds = Table.objects.filter(
-        seat_set__user_id=user_id, current_round__settled_at__isnull=True, current_round__voided=False
-    ).values("current_round_id")
-    net = LedgerEntry.objects.filter(wallet__user_id=user_id, round_ref__in=rounds).aggregate(
-        net=Sum("amount")
-    )
-    return max(0, -(net["net"] or 0))
+    """The chips the player has staked at every game's tables and that are not settled yet (each game says
+    how many of its own: `live.games`)."""
+    return sum(game.chips_in_play(user_id) for game in games.all_games())
 
 
 def daily_grant_status(*, wallet: Wallet, now=None) -> dict:

@@ -5,10 +5,11 @@ caller's transaction (a bet debit together with the round's state change); a ref
 nothing behind.
 
 Every movement is double entry: two ledger rows with the same transfer id, one on the player's wallet and
-one on the other side: the table's float for play at a table (`table_ref`), the house for play elsewhere, the
-issuer for granted chips. A float is the house's money at one table, so that tables never contend on one row:
-it is funded from the house and swept back to it (`set_float`), and a payment it cannot cover tops it up from
-the house in the same transaction first (`_cover`). The sum of all balances stays exactly zero.
+one on the other side: the table's float for play at a table (`game` and `table_ref`: each game's tables have
+floats of their own), the house for play elsewhere, the issuer for granted chips. A float is the house's
+money at one table, so that tables never contend on one row: it is funded from the house and swept back to it
+(`set_float`), and a payment it cannot cover tops it up from the house in the same transaction first
+(`_cover`). The sum of all balances stays exactly zero.
 
 Locking: each movement updates the other side's row first and the player's row second; a float's row is
 locked before the house's. Updating a row locks it until the transaction ends (PostgreSQL), so the order is
@@ -88,6 +89,17 @@ def _check_ref(name: str, value) -> None:
         raise WalletError(f"{name} must be an integer id or None.", code="bad_reference")
 
 
+def _check_table(game, table_ref) -> None:
+    """A table is named by its game and its id together (each game numbers its tables from 1)."""
+    _check_ref("table_ref", table_ref)
+    if table_ref is None:
+        if game is not None:
+            raise WalletError("A game's chips move at one of its tables.", code="bad_reference")
+        return
+    if not isinstance(game, str) or not game.isidentifier() or len(game) > Wallet.GAME_MAX_LENGTH:
+        raise WalletError("A table is named by its game (a short name) and its id.", code="bad_reference")
+
+
 def _check_memo(memo) -> None:
     if not isinstance(memo, str) or len(memo) > LedgerEntry.MEMO_MAX_LENGTH:
         raise WalletError(
@@ -120,10 +132,11 @@ def _update_system_wallet(kind: str, delta: int) -> tuple[int, int]:
 
 class _Side(NamedTuple):
     """The other side of a player's movement: a system wallet (`kind` house or issuer), or the float of the
-    table `table_ref`, which a payment it cannot cover tops up from the house to `target` chips beyond the
-    payment (`_cover`)."""
+    table `table_ref` of `game`, which a payment it cannot cover tops up from the house to `target` chips
+    beyond the payment (`_cover`)."""
 
     kind: str
+    game: str = ""
     table_ref: int | None = None
     target: int = 0
 
@@ -132,14 +145,14 @@ class _Side(NamedTuple):
         return self.kind == Wallet.Kind.FLOAT
 
 
-def _play_side(table_ref, float_target) -> _Side:
+def _play_side(game, table_ref, float_target) -> _Side:
     """Chips played at a table move against its float; chips played nowhere in particular, the house's."""
-    _check_ref("table_ref", table_ref)
+    _check_table(game, table_ref)
     if table_ref is None:
         return _Side(Wallet.Kind.HOUSE)
     if isinstance(float_target, bool) or not isinstance(float_target, int) or float_target < 0:
         raise WalletError("A float's target is a whole number of chips, zero or more.", code="bad_amount")
-    return _Side(Wallet.Kind.FLOAT, table_ref, float_target)
+    return _Side(Wallet.Kind.FLOAT, game, table_ref, float_target)
 
 
 # The statements of every movement, plain SQL (a table action moves chips often: compiling a queryset for each
@@ -161,23 +174,23 @@ def _side_addition(side: _Side, delta: int) -> Statement:
     float is missing or short)."""
     if not side.is_float:
         return _system_addition(side.kind, delta)
-    return _balance_addition(_IS_FLOAT, [delta, side.table_ref, max(0, -delta)])
+    return _balance_addition(_IS_FLOAT, [delta, side.game, side.table_ref, max(0, -delta)])
 
 
-#: The condition selecting a table's float (parameter: the table's id), then `balance >= %s`; the kind is
-#: written out for the partial unique index of the floats (see `_is_system_wallet`).
-_IS_FLOAT = "kind = 'float' AND table_ref = %s AND balance >= %s"
+#: The condition selecting a table's float (parameters: the game and the table's id), then `balance >= %s`;
+#: the kind is written out for the partial unique index of the floats (see `_is_system_wallet`).
+_IS_FLOAT = "kind = 'float' AND game = %s AND table_ref = %s AND balance >= %s"
 
 
 def _side_exists(side: _Side) -> str:
-    """The condition that the side's wallet exists (a float's: parameter the table's id)."""
+    """The condition that the side's wallet exists (a float's: parameters the game and the table's id)."""
     if side.is_float:
-        return f"EXISTS (SELECT 1 FROM {_WALLETS} WHERE kind = 'float' AND table_ref = %s)"
+        return f"EXISTS (SELECT 1 FROM {_WALLETS} WHERE kind = 'float' AND game = %s AND table_ref = %s)"
     return f"EXISTS (SELECT 1 FROM {_WALLETS} WHERE {_is_system_wallet(side.kind)})"
 
 
 def _side_params(side: _Side | None) -> list:
-    return [side.table_ref] if side is not None and side.is_float else []
+    return [side.game, side.table_ref] if side is not None and side.is_float else []
 
 
 def _system_kind(kind: str) -> str:
@@ -224,14 +237,14 @@ def _lock_system_wallet(kind: str) -> None:
         list(locked.all())
 
 
-def _locked_float(table_ref: int) -> tuple[int, int]:
+def _locked_float(game: str, table_ref: int) -> tuple[int, int]:
     """Lock the table's float (creating it, empty, if it is missing): its id and balance."""
-    floats = Wallet.objects.select_for_update().filter(kind=Wallet.Kind.FLOAT, table_ref=table_ref)
+    floats = Wallet.objects.select_for_update().filter(kind=Wallet.Kind.FLOAT, game=game, table_ref=table_ref)
     row = floats.values_list("pk", "balance").first()
     if row is None:
         try:
             with transaction.atomic():
-                Wallet.objects.create(kind=Wallet.Kind.FLOAT, table_ref=table_ref)
+                Wallet.objects.create(kind=Wallet.Kind.FLOAT, game=game, table_ref=table_ref)
         except IntegrityError:
             pass  # created at the same moment by another transaction
         row = floats.values_list("pk", "balance").first()
@@ -245,24 +258,24 @@ def _cover(side: _Side, delta: int, *, batch: Batch | None) -> tuple[int, int]:
     transaction, so that a settlement is never refused for the house's chips). Its id and new balance."""
     if not side.is_float:
         return _update_system_wallet(side.kind, delta)
-    pk, balance = _locked_float(side.table_ref)
+    _pk, balance = _locked_float(side.game, side.table_ref)
     if balance + delta < 0:
-        _float_transfer(
-            pk, side.table_ref, side.target - (balance + delta), memo="Top-up for a payment", batch=batch
-        )
+        wanted = side.target - (balance + delta)
+        _float_transfer(side._replace(target=0), wanted, memo="Top-up for a payment", batch=batch)
     return returning(*_side_addition(side, delta))[0]
 
 
-def _float_transfer(pk: int, table_ref: int, amount: int, *, memo: str, batch: Batch | None) -> None:
-    """Move `amount` chips from the house into the float `pk` of table `table_ref` (negative: back to the
-    house), whose row the caller has locked and which covers a negative amount: two ledger rows of kind
-    "float". The float's row is locked before the house's, as every movement of a float does."""
-    float_pk, float_balance = returning(*_side_addition(_Side(Wallet.Kind.FLOAT, table_ref), amount))[0]
+def _float_transfer(side: _Side, amount: int, *, memo: str, batch: Batch | None) -> None:
+    """Move `amount` chips from the house into the float `side` (negative: back to the house), whose row the
+    caller has locked and which covers a negative amount: two ledger rows of kind "float". The float's row is
+    locked before the house's, as every movement of a float does."""
+    float_pk, float_balance = returning(*_side_addition(side, amount))[0]
     house_pk, house_balance = _update_system_wallet(Wallet.Kind.HOUSE, -amount)
     common = {
         "transfer": uuid.uuid4(),
         "kind": LedgerEntry.Kind.FLOAT,
-        "table_ref": table_ref,
+        "game": side.game,
+        "table_ref": side.table_ref,
         "memo": memo,
         "created_at": timezone.now(),
     }
@@ -273,20 +286,21 @@ def _float_transfer(pk: int, table_ref: int, amount: int, *, memo: str, batch: B
     _insert_entries(entries, batch)
 
 
-def set_float(*, table_ref: int, chips: int, memo: str) -> int:
-    """Move chips between the house and the table's float so that the float holds `chips` (0: sweep it all
-    back to the house), creating the float if it is missing. Returns the chips moved into the float
-    (negative: swept out of it). Its own transaction, short: the float's row is locked, then the house's."""
-    _check_ref("table_ref", table_ref)
+def set_float(*, game: str, table_ref: int, chips: int, memo: str) -> int:
+    """Move chips between the house and the float of `game`'s table `table_ref` so that the float holds
+    `chips` (0: sweep it all back to the house), creating the float if it is missing. Returns the chips moved
+    into the float (negative: swept out of it). Its own transaction, short: the float's row is locked, then
+    the house's."""
+    _check_table(game, table_ref)
     if table_ref is None:
         raise WalletError("A float belongs to a table.", code="bad_reference")
     if isinstance(chips, bool) or not isinstance(chips, int) or not 0 <= chips <= MAX_AMOUNT:
         raise InvalidAmount(f"A float holds 0 to {MAX_AMOUNT:,} chips.")
     _check_memo(memo)
     with transaction.atomic():
-        pk, balance = _locked_float(table_ref)
+        _pk, balance = _locked_float(game, table_ref)
         if chips != balance:
-            _float_transfer(pk, table_ref, chips - balance, memo=memo, batch=None)
+            _float_transfer(_Side(Wallet.Kind.FLOAT, game, table_ref), chips - balance, memo=memo, batch=None)
         return chips - balance
 
 
@@ -336,6 +350,7 @@ def _move(
         "transfer": transfer,
         "kind": kind,
         "round_ref": round_ref,
+        "game": side.game,
         "table_ref": table_ref,
         "memo": memo,
         "created_by": created_by,
@@ -388,20 +403,23 @@ def stake(
     user,
     amount,
     round_ref=None,
+    game=None,
     table_ref=None,
     memo="",
     float_target: int = 0,
     batch: Batch | None = None,
 ) -> LedgerEntry:
-    """Take `amount` chips from the player for a bet: into the float of the table `table_ref`, or the house's
-    without a table. Raises InsufficientChips when the balance is too low, InvalidAmount for anything but a
-    positive int. Returns the player's ledger entry (`float_target`: see `pay`; `batch`: see `_move`)."""
+    """Take `amount` chips from the player for a bet: into the float of `game`'s table `table_ref`, or the
+    house's without a table. Raises InsufficientChips when the balance is too low, InvalidAmount for anything
+    but a positive int. Returns the player's ledger entry (`float_target`: see `pay`; `batch`: see
+    `_move`)."""
     check_amount(amount)
     return _play_movement(
         user=user,
         player_delta=-amount,
         kind=LedgerEntry.Kind.BET,
         round_ref=round_ref,
+        game=game,
         table_ref=table_ref,
         memo=memo,
         float_target=float_target,
@@ -415,12 +433,13 @@ def pay(
     amount,
     kind="payout",
     round_ref=None,
+    game=None,
     table_ref=None,
     memo="",
     float_target: int = 0,
     batch: Batch | None = None,
 ) -> LedgerEntry:
-    """Give the player `amount` chips from the float of the table `table_ref` (from the house without a
+    """Give the player `amount` chips from the float of `game`'s table `table_ref` (from the house without a
     table): `kind` is "payout" (winnings with the returned stake) or "refund" (a bet given back, e.g. a push
     or a cancelled round). A float that cannot cover it is first topped up from the house, to `float_target`
     chips beyond the payment. Returns the player's ledger entry (`batch`: see `_move`)."""
@@ -432,6 +451,7 @@ def pay(
         player_delta=amount,
         kind=kind,
         round_ref=round_ref,
+        game=game,
         table_ref=table_ref,
         memo=memo,
         float_target=float_target,
@@ -452,6 +472,7 @@ def pay_many(
     *,
     payments: Sequence[Payment],
     round_ref=None,
+    game=None,
     table_ref=None,
     float_target: int = 0,
     batch: Batch | None = None,
@@ -463,7 +484,7 @@ def pay_many(
     (`NoWallet`) and nothing is left behind but a top-up of the float. Returns the players' entries, in the
     order of `payments` (`float_target`: see `pay`; `batch`: see `_move`)."""
     _check_ref("round_ref", round_ref)
-    side = _play_side(table_ref, float_target)
+    side = _play_side(game, table_ref, float_target)
     for payment in payments:
         check_amount(payment.amount)
         if payment.kind not in (LedgerEntry.Kind.PAYOUT, LedgerEntry.Kind.REFUND):
@@ -502,7 +523,7 @@ def pay_many(
                 deltas,
                 total,
                 round_ref=round_ref,
-                table_ref=table_ref,
+                side=side,
                 batch=batch,
             )
     raise NoWallet(f"User {missing} has no wallet.")
@@ -516,7 +537,7 @@ def _write_payments(
     total: int,
     *,
     round_ref,
-    table_ref,
+    side: _Side,
     batch: Batch | None,
 ) -> list[LedgerEntry]:
     """The ledger rows of `pay_many`, once the balances have moved (`paid_from` is the id and balance of the
@@ -535,7 +556,8 @@ def _write_payments(
             "transfer": uuid.uuid4(),
             "kind": payment.kind,
             "round_ref": round_ref,
-            "table_ref": table_ref,
+            "game": side.game,
+            "table_ref": side.table_ref,
             "memo": payment.memo,
             "created_at": now,
         }
@@ -582,12 +604,21 @@ def _players_credit(deltas: dict[int, int], *, guard: _Side | None = None) -> St
 
 
 def _play_movement(
-    *, user, player_delta: int, kind: str, round_ref, table_ref, memo: str, float_target, batch: Batch | None
+    *,
+    user,
+    player_delta: int,
+    kind: str,
+    round_ref,
+    game,
+    table_ref,
+    memo: str,
+    float_target,
+    batch: Batch | None,
 ) -> LedgerEntry:
     """Chips between the player and the table's float or the house (stake or pay), after the references and
     memo are checked."""
     _check_ref("round_ref", round_ref)
-    side = _play_side(table_ref, float_target)
+    side = _play_side(game, table_ref, float_target)
     _check_memo(memo)
     # No savepoint (two statements fewer per movement): `_move` undoes its own write before refusing, and the
     # refusal is raised outside the block, which would otherwise doom a caller's transaction.

@@ -20,6 +20,7 @@ from accounts.models import Wallet
 from blackjack import broadcast, house_edge, services
 from blackjack.engine.rules import CHARLIE, DOUBLE_ON, MAX_DECKS, MIN_DECKS, PAYOUTS, SURRENDER, RuleSet
 from blackjack.models import (
+    GAME,
     MAX_SEATS,
     MAX_WINDOW_SECONDS,
     ActionLog,
@@ -306,9 +307,9 @@ class TableAdmin(SecretsAdmin):
                     "rounds", filter=Q(rounds__settled_at__isnull=False, rounds__voided=False), distinct=True
                 ),
                 float_chips=Subquery(
-                    Wallet.objects.filter(kind=Wallet.Kind.FLOAT, table_ref=OuterRef("pk")).values("balance")[
-                        :1
-                    ]
+                    Wallet.objects.filter(kind=Wallet.Kind.FLOAT, game=GAME, table_ref=OuterRef("pk")).values(
+                        "balance"
+                    )[:1]
                 ),
             )
         )
@@ -337,7 +338,7 @@ class TableAdmin(SecretsAdmin):
         """The chips of the table's float, linked to the table's ledger rows."""
         if table.float_chips is None:
             return "\u2014"
-        url = reverse("admin:accounts_ledgerentry_changelist") + f"?table={table.pk}"
+        url = reverse("admin:accounts_ledgerentry_changelist") + f"?game={GAME}&table={table.pk}"
         return format_html('<a href="{}">{}</a>', url, f"{table.float_chips:,}")
 
     def has_delete_permission(self, request, obj=None):

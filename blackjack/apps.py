@@ -8,3 +8,17 @@ class BlackjackConfig(AppConfig):
     name = "blackjack"
     label = "tables"
     verbose_name = "Blackjack"
+
+    def ready(self) -> None:
+        from blackjack import selectors, services
+        from blackjack.models import GAME
+        from live import games
+
+        games.register(
+            games.Game(
+                name=GAME,
+                label="Blackjack",
+                chips_in_play=selectors.chips_in_play,
+                release_user=lambda user: services.release_user_seats(user=user),
+            )
+        )

@@ -339,3 +339,6 @@ class ChatMessage(models.Model):
 
 
 from blackjack.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats  # noqa: E402, F401
+
+#: The game's name on the site: its tables' floats and ledger rows carry it (`live.games`).
+GAME = "blackjack"

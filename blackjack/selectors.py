@@ -1,12 +1,12 @@
 """Shared reads of the live tables (views, consumers, admin, tests). Nothing here writes.
 
-The per-viewer view of a table is built by `tables.viewmodel`; these are the other reads several places need.
-`replay_round` recomputes a shoe's order from its secret seed: its result is for server-side checks only and
-must never be sent to a client while the shoe is in play.
-"""
+The per-viewer view of a table is built by `blackjack.viewmodel`; these are the other reads several places
+need. `replay_round` recomputes a shoe's order from its secret seed: its result is for server-side checks only
+and must never be sent to a client while the shoe is in play. """
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 
+from accounts.models import LedgerEntry
 from blackjack import services
 from blackjack.engine import round as engine
 from blackjack.engine.round import RoundState
@@ -53,3 +53,15 @@ def replay_round(*, round_id: int) -> RoundState:
         rnd.max_bet,
         round_actions(round_id=round_id),
     )
+
+
+def chips_in_play(user_id: int) -> int:
+    """The chips the player has staked in rounds still under way: the ledger's net for the current rounds of
+    the tables where they hold a seat (a seat is kept until its round is over)."""
+    rounds = Table.objects.filter(
+        seat_set__user_id=user_id, current_round__settled_at__isnull=True, current_round__voided=False
+    ).values("current_round_id")
+    net = LedgerEntry.objects.filter(wallet__user_id=user_id, round_ref__in=rounds).aggregate(
+        net=Sum("amount")
+    )
+    return max(0, -(net["net"] or 0))

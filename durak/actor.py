@@ -42,7 +42,7 @@ from blackjack import broadcast
 from cards.errors import Refused
 from durak import services
 from durak.engine import GameState, Match
-from durak.models import DurakAction, DurakGame, DurakSeat, DurakTable
+from durak.models import GAME, DurakAction, DurakGame, DurakSeat, DurakTable
 from durak.table import (
     GRACE_SECONDS,
     Command,
@@ -467,6 +467,7 @@ def _create_game(table: Table) -> Game:
                 wallet.stake(
                     user=_user(user_id),
                     amount=game.stake,
+                    game=GAME,
                     table_ref=table.id,
                     memo=f"Durak game {row.pk} stake",
                 )
@@ -487,6 +488,7 @@ def _settle(table: Table, game: Game) -> None:
                 user=_user(user_id),
                 amount=amount,
                 kind=kind,
+                game=GAME,
                 table_ref=table.id,
                 memo=f"Durak game {game.id}",
             )

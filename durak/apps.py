@@ -5,3 +5,17 @@ class DurakConfig(AppConfig):
     name = "durak"
     verbose_name = "Durak"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from durak import remote, services
+        from durak.models import GAME
+        from live import games
+
+        games.register(
+            games.Game(
+                name=GAME,
+                label="Durak",
+                chips_in_play=services.chips_in_play,
+                release_user=lambda user: remote.release_user_seats(user=user),
+            )
+        )

@@ -14,6 +14,9 @@ from cards.fairness import new_server_seed
 from durak.engine.rules import ATTACK_TYPES, LIMITS, MAX_PLAYERS, MIN_PLAYERS, VARIANTS
 from live.models import Leased
 
+#: The game's name on the site: its tables' floats and ledger rows carry it (`live.games`).
+GAME = "durak"
+
 MAX_STAKE = 100_000
 MIN_TURN_SECONDS, MAX_TURN_SECONDS = 10, 300
 

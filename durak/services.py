@@ -2,6 +2,7 @@
 pages share."""
 
 from django.db import transaction
+from django.db.models import Sum
 
 from blackjack import broadcast
 from cards.errors import Refused
@@ -133,3 +134,10 @@ def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> 
         row.streak = 0 if seat == fool else row.streak + 1
         row.best_streak = max(row.best_streak, row.streak)
         row.save()
+
+
+def chips_in_play(user_id: int) -> int:
+    """The stakes the player has in Durak games still in play (each human player's stake is in the pot until
+    the game ends, whoever plays their seat by then)."""
+    games = DurakGame.objects.filter(finished=False, participants__pk=user_id, stake__gt=0)
+    return games.aggregate(staked=Sum("stake"))["staked"] or 0

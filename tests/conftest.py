@@ -79,14 +79,17 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _no_table_actors_kept():
-    """Each test starts without table actors (`tables.actors`), whatever its directory: one kept from
-    another test would hold a table of a database that test rolled back, and its mailbox task belongs to that
-    test's event loop, which no longer runs."""
+    """Each test starts without table actors (every game's), whatever its directory: one kept from another
+    test would hold a table of a database that test rolled back, and its mailbox task belongs to that test's
+    event loop, which no longer runs."""
     from blackjack import actors
+    from durak import actor as durak_actor
 
     actors.forget_actors()
+    durak_actor.forget_actors()
     yield
     actors.forget_actors()
+    durak_actor.forget_actors()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -14,7 +14,7 @@ from django.db.models import Q
 
 from accounts import services as wallet
 from accounts.models import Wallet
-from blackjack.models import Table
+from blackjack.models import GAME, Table
 
 logger = logging.getLogger(__name__)
 
@@ -34,23 +34,28 @@ def target(config) -> int:
 
 def fund(table: Table) -> int:
     """Fund a new table's float from the house; the chips moved."""
-    return wallet.set_float(table_ref=table.pk, chips=target(table), memo="Float funded")
+    return wallet.set_float(game=GAME, table_ref=table.pk, chips=target(table), memo="Float funded")
 
 
 def sweep(*, table_id: int) -> int:
     """Sweep the float of a closed table back to the house if no round is under way there (else `rebalance`
     does it after the round). Returns the chips moved (negative: into the house)."""
     table = _idle_tables().filter(pk=table_id, is_open=False).first()
-    if table is None or not Wallet.objects.filter(kind=Wallet.Kind.FLOAT, table_ref=table_id).exists():
+    if (
+        table is None
+        or not Wallet.objects.filter(kind=Wallet.Kind.FLOAT, game=GAME, table_ref=table_id).exists()
+    ):
         return 0
-    return wallet.set_float(table_ref=table_id, chips=0, memo="Float swept: table closed")
+    return wallet.set_float(game=GAME, table_ref=table_id, chips=0, memo="Float swept: table closed")
 
 
 def rebalance() -> int:
     """Bring every float far from its target (below `LOW` or above `HIGH` of it) back to it, and sweep the
     floats of closed, idle tables (and of deleted ones) to the house; each float in a short transaction of its
     own. Returns how many floats were changed."""
-    floats = dict(Wallet.objects.filter(kind=Wallet.Kind.FLOAT).values_list("table_ref", "balance"))
+    floats = dict(
+        Wallet.objects.filter(kind=Wallet.Kind.FLOAT, game=GAME).values_list("table_ref", "balance")
+    )
     tables = {
         table.pk: table for table in Table.objects.filter(pk__in=floats).only("is_open", "max_bet", "seats")
     }
@@ -68,7 +73,7 @@ def rebalance() -> int:
                 continue
             memo = "Float rebalanced"
         try:
-            changed += wallet.set_float(table_ref=table_id, chips=wanted, memo=memo) != 0
+            changed += wallet.set_float(game=GAME, table_ref=table_id, chips=wanted, memo=memo) != 0
         except Exception:  # one float's failure must not stop the others
             logger.exception("table %s: rebalancing its float failed", table_id)
     return changed

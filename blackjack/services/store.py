@@ -19,7 +19,7 @@ from blackjack import broadcast, flow
 from blackjack.engine.round import RoundState
 from blackjack.flow import Outcome, RoundInfo, Seeds, ShoeInfo, TableState
 from blackjack.history import recording as history
-from blackjack.models import ActionLog, Round, Seat, Shoe, Table, TableEvent
+from blackjack.models import GAME, ActionLog, Round, Seat, Shoe, Table, TableEvent
 from blackjack.services import floats
 from blackjack.services.load import SEAT_COLUMNS, Loaded, RoundBroken, begin, dump_engine, seat_values
 from cardroom.batch import Batch, ModelStatement
@@ -256,7 +256,8 @@ def _move_chips(loaded: Loaded, out: Outcome, writes: Batch) -> None:
     """The outcome's chips, against the table's float (topped up to its target should it be short)."""
     table_ref, float_target = loaded.table.pk, floats.target(out.state.settings)
     for move in out.moves:
-        refs = {"round_ref": move.round.id, "table_ref": table_ref, "memo": move.memo, "batch": writes}
+        refs = {"round_ref": move.round.id, "game": GAME, "table_ref": table_ref, "memo": move.memo}
+        refs["batch"] = writes
         refs["float_target"] = float_target
         user = loaded.user(move.player_id)
         if move.amount > 0:
@@ -274,6 +275,7 @@ def _move_chips(loaded: Loaded, out: Outcome, writes: Batch) -> None:
         entries = wallet.pay_many(
             payments=payments,
             round_ref=group.round.id,
+            game=GAME,
             table_ref=table_ref,
             float_target=float_target,
             batch=writes,

@@ -19,7 +19,7 @@ def state():
 
 
 def test_stake_at_a_table_moves_chips_to_its_float(player):
-    entry = services.stake(user=player, amount=250, round_ref=7, table_ref=3, memo="hand 1")
+    entry = services.stake(user=player, amount=250, round_ref=7, game="blackjack", table_ref=3, memo="hand 1")
     assert (entry.kind, entry.amount, entry.balance_after) == ("bet", -250, 9_750)
     assert (entry.round_ref, entry.table_ref, entry.memo) == (7, 3, "hand 1")
     float_entry = LedgerEntry.objects.exclude(pk=entry.pk).get(transfer=entry.transfer)
@@ -273,8 +273,10 @@ def last_entry_id() -> int:
 
 
 def test_pay_many_writes_the_rows_one_pay_each_would(player, other_player):
-    services.stake(user=player, amount=300, table_ref=4)
-    services.stake(user=other_player, amount=100, table_ref=4)  # the float holds 400: it covers them
+    services.stake(user=player, amount=300, game="blackjack", table_ref=4)
+    services.stake(
+        user=other_player, amount=100, game="blackjack", table_ref=4
+    )  # the float holds 400: it covers them
     payments = [
         services.Payment(player, 250, "payout", "seat 1"),
         services.Payment(other_player, 100, "refund", "seat 2"),
@@ -289,13 +291,14 @@ def test_pay_many_writes_the_rows_one_pay_each_would(player, other_player):
                 kind=payment.kind,
                 memo=payment.memo,
                 round_ref=9,
+                game="blackjack",
                 table_ref=4,
             )
         one_by_one = ledger_rows(start)
         balances = state()[0]
         transaction.set_rollback(True)
 
-    entries = services.pay_many(payments=payments, round_ref=9, table_ref=4)
+    entries = services.pay_many(payments=payments, round_ref=9, game="blackjack", table_ref=4)
 
     assert ledger_rows(start) == one_by_one
     assert state()[0] == balances
@@ -313,12 +316,15 @@ def test_pay_many_writes_the_rows_one_pay_each_would(player, other_player):
 def test_with_a_batch_the_ledger_rows_wait_for_the_flush_and_are_those_written_at_once(player, other_player):
     """A table change passes its write batch: the balances move at once, the ledger rows go with its last
     writes, the same rows as without a batch (the float, made here, pays with a top-up: both runs alike)."""
-    services.set_float(table_ref=4, chips=0, memo="opened")
+    services.set_float(game="blackjack", table_ref=4, chips=0, memo="opened")
     start = last_entry_id()
     with transaction.atomic():
-        services.stake(user=player, amount=300, round_ref=9, table_ref=4)
+        services.stake(user=player, amount=300, round_ref=9, game="blackjack", table_ref=4)
         services.pay_many(
-            payments=[services.Payment(player, 600, "payout", "seat 1")], round_ref=9, table_ref=4
+            payments=[services.Payment(player, 600, "payout", "seat 1")],
+            round_ref=9,
+            game="blackjack",
+            table_ref=4,
         )
         at_once = ledger_rows(start)
         balances = state()[0]
@@ -326,10 +332,13 @@ def test_with_a_batch_the_ledger_rows_wait_for_the_flush_and_are_those_written_a
 
     with transaction.atomic():
         batch = Batch()
-        staked = services.stake(user=player, amount=300, round_ref=9, table_ref=4, batch=batch)
+        staked = services.stake(
+            user=player, amount=300, round_ref=9, game="blackjack", table_ref=4, batch=batch
+        )
         services.pay_many(
             payments=[services.Payment(player, 600, "payout", "seat 1")],
             round_ref=9,
+            game="blackjack",
             table_ref=4,
             batch=batch,
         )

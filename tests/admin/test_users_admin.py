@@ -193,8 +193,11 @@ def test_the_ledger_filters_by_user_kind_table_and_date(
 
     assert {entry.kind for entry in rows(q="alice")} == {"grant", "bet"}
     assert {entry.memo for entry in rows(kind__exact="adjustment")} == {"test"}
-    assert [entry.amount for entry in rows(table=table.pk, kind__exact="bet")] == [40, -40]
-    assert {entry.kind for entry in rows(table=table.pk)} == {"bet", "float"}  # and its float's funding
+    assert [entry.amount for entry in rows(game="blackjack", table=table.pk, kind__exact="bet")] == [40, -40]
+    # and its float's funding
+    assert {entry.kind for entry in rows(game="blackjack", table=table.pk)} == {"bet", "float"}
+    assert {entry.kind for entry in rows(game="blackjack")} == {"bet", "float"}
+    assert rows(game="durak") == []
     today = timezone.now()
     assert (
         len(rows(created_at__year=today.year, created_at__month=today.month)) == 12

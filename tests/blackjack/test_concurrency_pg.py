@@ -1,6 +1,7 @@
 """On PostgreSQL, where row locks are real: concurrent actions and expiries on one table serialise.
 
-Run with DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db>: `pytest tests/blackjack -m postgres --create-db`.
+Run with DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db>:
+`pytest tests/blackjack -m postgres --create-db`.
 """
 
 import threading

@@ -10,8 +10,8 @@ from websockets.exceptions import InvalidStatus
 
 from accounts.audit import audit_ledger
 from blackjack.models import Table, TableEvent
-from tests.daphne_server import start_daphne
 from tests.blackjack.wsclient import SocketClient, move, play_until, session_cookie
+from tests.daphne_server import start_daphne
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

@@ -20,7 +20,7 @@ TARGET = 500 * 7 * floats.BETS_PER_SEAT  # the `table` fixture: bets up to 500, 
 
 
 def float_of(table) -> int:
-    return Wallet.objects.get(kind="float", table_ref=table.pk).balance
+    return Wallet.objects.get(kind="float", game="blackjack", table_ref=table.pk).balance
 
 
 def house() -> int:
@@ -58,7 +58,7 @@ def test_a_float_that_cannot_cover_a_settlement_is_topped_up_in_it(
     act(table, alice, "sit", seat=1)
     act(table, bob, "sit", seat=2)
     act(table, alice, "bet", amount=200)
-    wallet.set_float(table_ref=table.pk, chips=0, memo="test: emptied")
+    wallet.set_float(game="blackjack", table_ref=table.pk, chips=0, memo="test: emptied")
     if path == "services":
         act(table, bob, "bet", amount=100)
         act(table, bob, "stand")
@@ -97,9 +97,9 @@ def test_closing_mid_round_keeps_the_float_until_the_round_is_over(table, alice,
 
 def test_rebalance_brings_far_floats_back_to_target_and_leaves_the_others(make_table):
     low, high, fine = make_table(name="low"), make_table(name="high"), make_table(name="fine")
-    wallet.set_float(table_ref=low.pk, chips=TARGET // 5, memo="test")
-    wallet.set_float(table_ref=high.pk, chips=TARGET * 3, memo="test")
-    wallet.set_float(table_ref=fine.pk, chips=TARGET * 3 // 2, memo="test")
+    wallet.set_float(game="blackjack", table_ref=low.pk, chips=TARGET // 5, memo="test")
+    wallet.set_float(game="blackjack", table_ref=high.pk, chips=TARGET * 3, memo="test")
+    wallet.set_float(game="blackjack", table_ref=fine.pk, chips=TARGET * 3 // 2, memo="test")
     assert floats.rebalance() == 2
     assert (float_of(low), float_of(high), float_of(fine)) == (TARGET, TARGET, TARGET * 3 // 2)
     assert floats.rebalance() == 0
@@ -110,4 +110,4 @@ def test_staff_see_each_tables_float_in_the_admin(admin_client, table):
     page = admin_client.get(reverse("admin:tables_table_changelist"))
     assert page.context["cl"].result_list.get(pk=table.pk).float_chips == TARGET
     assert f"{TARGET:,}" in page.text
-    assert f"?table={table.pk}" in page.text  # linked to the table's ledger rows
+    assert f"?game=blackjack&amp;table={table.pk}" in page.text  # linked to the table's ledger rows

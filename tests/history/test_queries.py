@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from blackjack.history.records import PlayerRound
+from live import games
 from tests.blackjack.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +35,8 @@ def login(client, user):
 EXPECTED = {
     "leaderboard": 3,  # top 50, the viewer's value, how many are ahead
     "history": 3,  # the tables played (filter), the count, the page
-    "profile": 3 + 3,  # accounts' profile (wallet, chips in play, entries) + stats, balance chart, mistakes
+    # accounts' profile (wallet, chips in play: one a game, entries) + stats, balance chart, mistakes
+    "profile": 2 + len(list(games.all_games())) + 3,
     "public": 1 + 3,  # the player + stats, chart, mistakes
     "replay": 7,  # round+table+shoe, players, action log, previous and next round, own ledger and mistakes
 }

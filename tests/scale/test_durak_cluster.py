@@ -18,8 +18,8 @@ from django.utils import timezone
 from accounts.audit import audit_ledger
 from durak.engine import Match, apply, shuffled_deck, start_game
 from durak.models import DurakAction, DurakGame, DurakTable
-from tests.durak.live.conftest import open_durak_table
 from tests.blackjack.wsclient import SocketClient, session_cookie
+from tests.durak.live.conftest import open_durak_table
 from tests.threads import in_a_thread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]

@@ -1,7 +1,6 @@
 """Fixtures of the security regression tests: the players and tables of the table tests, and real Daphne
 processes of the scale tests."""
 
-from tests.scale.conftest import servers  # noqa: F401
 from tests.blackjack.conftest import (  # noqa: F401
     PASSWORD,
     act,
@@ -9,3 +8,4 @@ from tests.blackjack.conftest import (  # noqa: F401
     make_table,
     table,
 )
+from tests.scale.conftest import servers  # noqa: F401

@@ -57,13 +57,13 @@ def _worker(table_id: int, user_ids: list[int], rounds: int, hold_ms: float, sta
         with transaction.atomic():
             Table.objects.select_for_update().filter(pk=table_id).values_list("pk").first()
             for user in users:
-                wallet.stake(user=user, amount=BET, round_ref=number, table_ref=table_id)
+                wallet.stake(user=user, amount=BET, round_ref=number, game="blackjack", table_ref=table_id)
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_sleep(%s)", [hold_ms / 1000])
         with transaction.atomic():
             Table.objects.select_for_update().filter(pk=table_id).values_list("pk").first()
             payments = [wallet.Payment(user, BET, "refund") for user in users]
-            wallet.pay_many(payments=payments, round_ref=number, table_ref=table_id)
+            wallet.pay_many(payments=payments, round_ref=number, game="blackjack", table_ref=table_id)
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_sleep(%s)", [hold_ms / 1000])
     done.put(("done", time.perf_counter() - began))

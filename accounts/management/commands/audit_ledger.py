@@ -22,6 +22,10 @@ class Command(BaseCommand):
             f"house result: {report.house_result:+,} ({report.floats:,} of it in the tables' floats)\n"
             f"sum of all balances: {report.total:,}"
         )
+        for game, books in report.games.items():
+            self.stdout.write(
+                f"  {game}: players' net {books['players']:+,}, its tables' floats {books['floats']:,}"
+            )
         if report.ok:
             self.stdout.write(self.style.SUCCESS("ledger OK"))
             return

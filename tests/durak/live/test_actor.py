@@ -172,7 +172,9 @@ def test_stakes_go_to_the_pot_and_the_fool_pays_the_others(open_durak, alice, bo
         assert balances[first_out] == 10_000 + 51  # 101 // 2 = 50, and the odd chip to the first out
         assert balances[second_out] == 10_000 + 50
     assert audit_ledger().ok
-    assert LedgerEntry.objects.filter(table_ref=table.pk).count() == 2 * (3 + (3 if fool is None else 2))
+    assert LedgerEntry.objects.filter(game="durak", table_ref=table.pk).count() == 2 * (
+        3 + (3 if fool is None else 2)
+    )
     ratings = {r.user_id: r for r in DurakRating.objects.all()}
     assert len(ratings) == 3
     assert all(r.games == 1 for r in ratings.values())

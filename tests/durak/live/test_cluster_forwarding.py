@@ -1,9 +1,9 @@
 """Every command for a Durak table reaches its one owner (`durak.remote`, `live.route`): the in-memory layer.
 
-Two "processes" in one test, as in tests/blackjack/test_forwarding.py: the test's own, where the player's socket
-is, and a fake owner, a second receiver under another name that the table row names as the lease holder. A
-command on the non-owner crosses the channel layer to the owner's receiver, which applies it through the
-table's actor; its refusals come back as refusals, and an owner that does not answer gives `unavailable`.
+Two "processes" in one test, as in tests/blackjack/test_forwarding.py: the test's own, where the player's
+socket is, and a fake owner, a second receiver under another name that the table row names as the lease
+holder. A command on the non-owner crosses the channel layer to the owner's receiver, which applies it through
+the table's actor; its refusals come back as refusals, and an owner that does not answer gives `unavailable`.
 """
 
 import asyncio
