@@ -663,7 +663,7 @@ def adjust(*, user, amount, staff, reason) -> LedgerEntry:
 
 
 def suspend_user(*, user, staff) -> None:
-    """Mark `user` suspended: the tables refuse their sits and actions (`tables.services` releases their
+    """Mark `user` suspended: the tables refuse their sits and actions (`blackjack.services` releases their
     seats after the current round)."""
     _set_suspended(user=user, staff=staff, suspended=True)
 

@@ -1,5 +1,5 @@
 """The staff admin of the live tables: rule presets (every engine rule a form field, house edge estimated in
-the background), tables (created, edited, opened and closed through `tables.services`, so the lobby and the
+the background), tables (created, edited, opened and closed through `blackjack.services`, so the lobby and the
 table's viewers see every change live), and read-only rounds, shoes, action log, events and chat.
 
 Round rules and limits are snapshotted when a round opens, so editing a table's limits or preset affects the
@@ -174,7 +174,7 @@ class RulePresetAdmin(admin.ModelAdmin):
 
 
 class TableForm(forms.ModelForm):
-    """Table settings, checked here field by field; `tables.services` checks them again when saving."""
+    """Table settings, checked here field by field; `blackjack.services` checks them again when saving."""
 
     class Meta:
         model = Table
@@ -250,7 +250,7 @@ class SecretsAdmin(admin.ModelAdmin):
 
 
 class QuarantinedFilter(admin.SimpleListFilter):
-    """The tables stopped after repeated failures (`tables.services.quarantine`); reopening clears them."""
+    """The tables stopped after repeated failures (`blackjack.services.quarantine`); reopening clears them."""
 
     title = "quarantined"
     parameter_name = "quarantined"

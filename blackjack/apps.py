@@ -11,14 +11,19 @@ class BlackjackConfig(AppConfig):
 
     def ready(self) -> None:
         from blackjack import selectors, services
+        from blackjack.actors import BlackjackActor
         from blackjack.models import GAME
+        from blackjack.services import floats
         from live import games
 
         games.register(
             games.Game(
                 name=GAME,
                 label="Blackjack",
+                actor=BlackjackActor,
                 chips_in_play=selectors.chips_in_play,
                 release_user=lambda user: services.release_user_seats(user=user),
+                recover=services.recover_tables,
+                upkeep=(games.Upkeep(floats.REBALANCE_SECONDS, floats.rebalance, "rebalancing the floats"),),
             )
         )

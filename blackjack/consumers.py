@@ -1,17 +1,16 @@
 """Websocket consumers of the table protocol (shared/PROTOCOL.md): `/ws/tables/<id>/` and `/ws/lobby/`.
 
-Thin by design: check who may connect, rate-limit and parse each frame (`tables.protocol`), hand the command
-to the table's owner (`tables.remote`: its actor in this process, or the owning process over the channel
-layer), and send this viewer's own view
-(`tables.viewmodel`). Each version's shared view part reaches the consumer from `tables.broadcast` (built by
-the table's actor here from its memory, or read once for this process's viewers from the database when the
-version was made elsewhere); the consumer adds its viewer's own part and sends it unless it has already sent
-that version, so one connection never receives an older state after a newer one. The acting player's view
-comes the same way.
+Thin by design: check who may connect, rate-limit and parse each frame (`blackjack.protocol`), hand the
+command to the table's owner (`blackjack.remote`: its actor in this process, or the owning process over the
+channel layer), and send this viewer's own view (`blackjack.viewmodel`). Each version's shared view part
+reaches the consumer from `blackjack.broadcast` (built by the table's actor here from its memory, or read once
+for this process's viewers from the database when the version was made elsewhere); the consumer adds its
+viewer's own part and sends it unless it has already sent that version, so one connection never receives an
+older state after a newer one. The acting player's view comes the same way.
 
 Each connection's frames are counted against the rate limit as they arrive and handled one at a time, in
 order, by the connection's worker task; views and notices are handled meanwhile, one at a time in order, by
-the connection's mailbox (`tables.broadcast`: delivered in process), and every send of a view checks the
+the connection's mailbox (`blackjack.broadcast`: delivered in process), and every send of a view checks the
 version last sent, so the two never send an older state after a newer one.
 
 Formats: `?format=json` sends the view as JSON (with `&log=off`, without the table's log and chat lists);
@@ -235,7 +234,7 @@ class TableConsumer(_Consumer):
         # thread (behind a service call, so frames would be counted only as fast as the server works), and
         # every handler here reaches the database only through `database_sync_to_async`, whose calls clean up
         # their connections themselves. A version's view touches no database at all (`table_shared`).
-        # Views and notices come through the mailbox (`tables.broadcast`), frames and the handshake from
+        # Views and notices come through the mailbox (`blackjack.broadcast`), frames and the handshake from
         # Channels.
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
@@ -308,7 +307,7 @@ class TableConsumer(_Consumer):
             return
 
     async def _command(self, action: dict[str, Any]) -> None:
-        """Hand the action (or chat line) to the table's owner (`tables.remote`: the table's actor here, or
+        """Hand the action (or chat line) to the table's owner (`blackjack.remote`: the table's actor here, or
         the owning process's). The new version's view comes through the mailbox, as every viewer's here does
         (from the actor's memory, or read once when the owner is another process)."""
         if action["action"] == "chat":
@@ -334,7 +333,7 @@ class TableConsumer(_Consumer):
     # --- from the mailbox ---
 
     async def table_shared(self, event):
-        """A version's shared view part (`tables.broadcast`): add this viewer's own part and send it."""
+        """A version's shared view part (`blackjack.broadcast`): add this viewer's own part and send it."""
         shared, now = event["shared"], timezone.now()
         if self.shared is None or shared.version >= self.shared.version:
             self.shared = shared

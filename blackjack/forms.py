@@ -6,7 +6,8 @@ from blackjack.services import OPEN_TABLE_MAX_BET, OPEN_TABLE_MIN_BET, open_tabl
 
 
 class OpenTableForm(forms.Form):
-    """A player opens a table from the lobby; `tables.services.open_table` has the last word on the values."""
+    """A player opens a table from the lobby; `blackjack.services.open_table` has the last word on the
+    values."""
 
     name = forms.CharField(max_length=Table._meta.get_field("name").max_length, strip=True)
     preset = forms.ModelChoiceField(

@@ -1,8 +1,8 @@
 """Live tables: rule presets, tables and seats, shoes, rounds, the append-only action log, the table's
 event log (the casino notification box) and chat. Who is connected is not stored: the table's owner counts
-its sockets (`tables.actors`); a seat keeps only when its player was marked gone (`Seat.disconnected_at`).
+its sockets (`blackjack.actors`); a seat keeps only when its player was marked gone (`Seat.disconnected_at`).
 
-Only `tables.services` writes these rows (and the admin for staff settings of presets and tables). The
+Only `blackjack.services` writes these rows (and the admin for staff settings of presets and tables). The
 round's engine state lives in `Round.state` as the engine's own JSON; the shoe's card order is never stored
 anywhere: it is recomputed from the shoe's secret server seed when a round needs it, and the seed itself is
 only readable through `Shoe.revealed_seed` once the shoe is retired.
@@ -20,7 +20,7 @@ from blackjack.engine.rules import RuleSet
 from cardroom.append_only import AppendOnlyModel
 from cards.errors import Refused
 from cards.fairness import new_server_seed
-from live.models import Leased
+from live.models import LiveTable
 
 MAX_SEATS = 7
 #: The longest decision window staff may set (betting, insurance, turn, ready check), in seconds: long enough
@@ -92,7 +92,7 @@ def new_private_token() -> str:
     return secrets.token_urlsafe(18)
 
 
-class Table(Leased):
+class Table(LiveTable):
     name = models.CharField(max_length=60)
     preset = models.ForeignKey(RulePreset, on_delete=models.PROTECT, related_name="tables")
     min_bet = models.PositiveIntegerField(default=10)
@@ -112,7 +112,6 @@ class Table(Leased):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     # Live state, written by tables.services only.
-    version = models.PositiveBigIntegerField(default=0, editable=False)
     phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.WAITING, editable=False)
     deadline = models.DateTimeField(null=True, blank=True, editable=False, db_index=True)
     # The decision window (a phase: betting, insurance, ...) began at `window_version`; `window_actors` maps a
@@ -127,10 +126,6 @@ class Table(Leased):
     # `next_shoe_hash`), so it is fixed before the players choose the seeds the shoe's client seed is made of.
     # Secret until that shoe is retired, like `Shoe.server_seed`.
     next_server_seed = models.CharField(max_length=64, default=new_server_seed, editable=False)
-    # Set when the table's commands kept failing outside the engine (`tables.services.quarantine`): its round
-    # was voided, its players stood up and it was closed until staff reopen it.
-    quarantined_at = models.DateTimeField(null=True, blank=True, editable=False)
-    quarantine_reason = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["id"]

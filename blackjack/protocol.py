@@ -1,6 +1,6 @@
 """Client messages of the table protocol (shared/PROTOCOL.md): one text frame in, one validated action out.
 
-`parse_message(frame, html=...)` turns a frame into a plain dict that `tables.services.perform` (or
+`parse_message(frame, html=...)` turns a frame into a plain dict that `blackjack.services.perform` (or
 `post_chat` for `chat`, `post_emote` for `emote`) receives, or raises `Refused(code, message)`; it
 raises nothing else, whatever the input. Every result has the keys `action` and `v` plus, per action:
 

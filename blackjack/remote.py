@@ -33,7 +33,6 @@ from blackjack import actors, broadcast, flow
 from blackjack.models import Table
 from cards.errors import Refused
 from live import forward, lease, process, route
-from live.actor import Run
 
 #: The kind of the table commands on a process's channel.
 KIND = "table"
@@ -117,7 +116,7 @@ class Route(route.Route):
         super().__init__(table_id, reply_to)
         self.table_id = table_id
 
-    async def apply_here(self, body: dict[str, Any], *, user, run: Run):
+    async def apply_here(self, body: dict[str, Any], *, user):
         return await apply_here(body, user=user)  # the table's actor runs on Channels' database thread
 
     def arrived(self, version: int) -> None:

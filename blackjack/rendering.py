@@ -1,7 +1,7 @@
 """The live table as HTML fragments for one viewer (`tables/partials/live.html`, swapped out-of-band by htmx).
 
 The regions every viewer sees alike (the dealer, the event log, the chat, the shoe) are rendered once per
-table version and kept with the version's shared view (`tables.viewmodel`). Of the viewer's own regions
+table version and kept with the version's shared view (`blackjack.viewmodel`). Of the viewer's own regions
 (status, seats, controls, balance, the flash message), the seats are markup the viewers share too, but for
 the viewer's "you" marks and sit buttons: each seat is rendered once per version for each such variant and
 kept (`table_ui.seat_markup`, which finds the version in the context as `shared`), so each viewer renders only

@@ -2,7 +2,7 @@
 
 The per-viewer view of a table is built by `blackjack.viewmodel`; these are the other reads several places
 need. `replay_round` recomputes a shoe's order from its secret seed: its result is for server-side checks only
-and must never be sent to a client while the shoe is in play. """
+and must never be sent to a client while the shoe is in play."""
 
 from django.db.models import QuerySet, Sum
 

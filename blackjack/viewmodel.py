@@ -359,8 +359,8 @@ class Frame(NamedTuple):
 def frame_at(shared: _Shared, now: datetime, *, start: datetime | None = None) -> Frame:
     """The frame of `shared` to show at `now`: a pure function of the committed round and the time since it
     settled (or since `start`, when later: a viewer who watched the round and got its version late). While
-    the dealer's turn of a settled round is shown (`tables.flow.rounds.DEALER_CARD_SECONDS` apart per card),
-    the `dealer` phase with the cards turned so far and no results; then the version itself."""
+    the dealer's turn of a settled round is shown (`blackjack.flow.rounds.DEALER_CARD_SECONDS` apart per
+    card), the `dealer` phase with the cards turned so far and no results; then the version itself."""
     if shared.reveal is None:
         return Frame(shared, 0, None)
     settled_at, steps = shared.reveal

@@ -1,4 +1,4 @@
-"""Pages of the tables app. Thin: read through the view model, write through `tables.services`, render.
+"""Pages of the tables app. Thin: read through the view model, write through `blackjack.services`, render.
 
 The live parts of the lobby and table pages are rendered by the same partials the websocket consumers send
 (`tables/partials/lobby_rows.html`, `tables/partials/live.html`), so a first load and every update look alike.

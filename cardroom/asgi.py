@@ -22,9 +22,9 @@ application = ProtocolTypeRouter(
     }
 )
 
-from blackjack import clock  # noqa: E402
+from live import clock  # noqa: E402
 
-clock.start()  # deadline enforcement in this server process (off under pytest and with TABLE_CLOCK=0)
+clock.start()  # deadline enforcement in this server process (LIVE_TIMERS: off in the tests' own process)
 
 # The cyclic garbage collector: what is loaded by now left out of its passes, and its passes rarer
 # (`serve.quiet_gc`).

@@ -127,10 +127,12 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# Durak tables (durak.actor): a bot moves this many seconds after its turn comes; DURAK_TIMERS=0 leaves turn
-# deadlines and bot moves to explicit expiries (tests).
+# Deadlines of every game's live tables (live.clock, live.table): this process's actors' timers and its clock
+# (lease renewal, the sweep of deadlines nobody applies). Every server process of a cluster runs them; 0
+# leaves deadlines to explicit expiries and sweeps (the tests' own process).
+LIVE_TIMERS = env_bool("LIVE_TIMERS", True)
+# Durak tables (durak.actor): a bot moves this many seconds after its turn comes.
 DURAK_BOT_SECONDS = float(env_str("DURAK_BOT_SECONDS") or 0.8)
-DURAK_TIMERS = env_bool("DURAK_TIMERS", True)
 
 # Channel layer: in-memory by default, Redis when REDIS_URL is set.
 REDIS_URL = env_str("REDIS_URL")

@@ -12,7 +12,7 @@ the nonce, with nothing but SHA-256 and HMAC-SHA256. The exact algorithm:
    text's bytes (`client_seed_of`). (Order-independent; duplicates count; no seeds gives SHA-256 of the empty
    string.) The server seed being fixed first, a player who chose their own seed knows the server could not
    choose the order.
-3. Unshuffled order: the game's own (a blackjack shoe's, `tables.engine.cards.new_deck_order`; a Durak
+3. Unshuffled order: the game's own (a blackjack shoe's, `blackjack.engine.cards.new_deck_order`; a Durak
    deck's, `durak.engine.cards.new_deck_order`).
 4. Random stream: blocks HMAC-SHA256(key = the 32 server seed bytes, message = UTF-8 of
    f"{client_seed}:{nonce}:{counter}") for counter = 0, 1, 2, ... (decimal, no padding). Each 32-byte block

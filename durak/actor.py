@@ -1,26 +1,19 @@
-"""The Durak table actor: the one owner, in this process, of a live Durak table (`live.actor.Actor`).
+"""The Durak table actor: the one owner, in this process, of a live Durak table, on the site's table loop
+(`live.table.TableActor`: load -> decide -> fenced commit -> publish, the lease, the timer, presence,
+quarantine).
 
-It takes the table's lease and loads the table once (`live.lease.acquire`; another live process's lease
-raises `OwnedElsewhere`, and the command goes to that owner: `durak.remote`), decides each command on the
-table in memory with the pure flow (`durak.table.decide`, which asks the pure engine), writes the outcome in
-ONE short transaction whose first statement is the fence (`_FENCE`: `UPDATE ... WHERE id AND version AND
-epoch`; no row means another writer moved the table or another process took it over: drop the memory and
-load again, which takes the lease again or learns the new owner), and swaps the new table in only after the
-commit. The turn deadline is the base's timer: when it rings, the bot moves for the seat the table waits for
-(`Expire`, keyed on the version). The process clock renews the leases of this process's actors
-(`renew_leases`, one UPDATE) and applies the deadlines of tables nobody owns (`sweep`, `live.sweep`).
+What Durak brings to the loop: its table as stored and read back (`load`), the pure flow that decides each
+command (`durak.table.decide`, which asks the pure engine), and the write of an outcome in ONE short
+transaction whose first statement is the fence (`_FENCE`: `UPDATE ... WHERE id AND version AND epoch`; no row
+raises `Stale`). The turn deadline is the table's `deadline` (the earliest of the seat to act's turn and the
+graces of players gone during a game): when it rings, the bot moves for the seat the table waits for
+(`Expire`, keyed on the version). A stake the wallet cannot cover is refused at the deal and the transaction
+rolls back. A table whose commands keep failing is stopped (`stop`): the game in play is voided and every
+stake refunded, everyone stood up, the table closed.
 
 After each commit the actor announces "table N is at version v" to the table's group; each consumer then
 sends its viewer that viewer's own view, built from the actor's memory here, or from the table as read
 once in this process when another process owns it (`seen`).
-
-Presence is the actor's memory, never stored (`connections`, `live.presence.CountingActor`, as blackjack's):
-each socket at the table, on any process, tells the owner when it opens and closes (`presence`), and
-`durak.table.Present` marks the seated players left without one (`Seat.gone`: their grace) and clears the
-others. A new actor counts nobody, so its first load marks every seated player gone (`synced`; an action or
-expiry sent against the version before those marks is taken as sent against theirs, `_past_marks`); the
-sockets still open tell it again when they see the mark (`DurakConsumer._reannounce`). The sweep's actor
-counts what an actor here counts, and marks only a table another owner held.
 """
 
 import asyncio
@@ -35,6 +28,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from accounts import services as wallet
@@ -42,8 +36,9 @@ from blackjack import broadcast
 from cards.errors import Refused
 from durak import services
 from durak.engine import GameState, Match
-from durak.models import GAME, DurakAction, DurakGame, DurakSeat, DurakTable
+from durak.models import GAME, DurakAction, DurakGame, DurakSeat, DurakTable, Status
 from durak.table import (
+    CLOSED,
     GRACE_SECONDS,
     Command,
     Expire,
@@ -55,10 +50,7 @@ from durak.table import (
     decide,
     lobby_row_changed,
 )
-from live import clock as live_clock
-from live import lease, presence
-from live.actor import Run
-from live.lease import OwnedElsewhere
+from live.table import Behind, Stale, TableActor
 
 logger = logging.getLogger(__name__)
 
@@ -75,116 +67,84 @@ def group_name(table_id: int) -> str:
     return f"durak-{table_id}"
 
 
-class Stale(Exception):
-    """The table's version or epoch in the database is not the one in memory: another writer changed the
-    table, or another process took it over."""
-
-
-class DurakActor(presence.CountingActor):
+class DurakActor(TableActor):
+    game = GAME
+    model = DurakTable
     #: A player whose connection went keeps their seat in a game this long (`durak.table`).
     grace_seconds: float = GRACE_SECONDS
 
-    def __init__(
-        self, table_id: int, *, connections: presence.Connections | None = None, marks_on_load: bool = True
-    ) -> None:
-        super().__init__(table_id, _actors, connections=connections, marks_on_load=marks_on_load)
-        self.table: Table | None = None
-        self.epoch: int | None = None  # of the table's lease, taken when the table is loaded
+    def load(self) -> Table:
+        return load(self.key)
 
-    async def tell(self, command: Command, *, run: Run | None = None) -> int | None:
-        """Queue a command and wait until it is applied: the new version (None: nothing changed); raises
-        `Refused` with nothing changed."""
-        if run is not None:
-            self._run = run
-        return await self._put(lambda: self.handle(command))
-
-    def mark_present(self, now: datetime | None = None) -> int | None:
-        """The seats marked as the sockets counted say (`durak.table.Present`)."""
-        return self.handle(Present(self.connections.users()), now=now)
-
-    async def current(self) -> Table:
-        """The table in memory (loaded through the mailbox if it is not yet)."""
-        return await self._put(self._loaded)
-
-    def drop(self) -> None:
-        """Forget the table and the sockets counted, and leave the registry: it changed hands, or a command
-        failed. The next command here makes a new actor, which takes the lease again or learns who holds it
-        (and the sockets tell it again when they see their players marked gone)."""
-        self.table = self.epoch = None
-        self.leave()
-
-    def evict(self) -> None:
-        """Idle: leave the registry, unless a game is in play here (its turn timer still has to ring; the
-        next piece of work restarts the mailbox) or sockets are open at the table (their count is kept)."""
-        if self.deadline() is not None and self.timers_enabled():
-            return
-        super().evict()
-
-    def _loaded(self, now: datetime | None = None) -> Table:
-        """The table in memory; loaded, with its lease taken, if it is not. Raises `OwnedElsewhere` when
-        another live process holds the lease, or `DurakTable.DoesNotExist`: the actor is dropped. The first
-        load marks the seats as the sockets counted here say (`synced`: a new owner counts nobody)."""
-        if self.table is None:
-            try:
-                with transaction.atomic():
-                    epoch = lease.acquire(DurakTable, self.key, now=timezone.now())
-                    if epoch is None:
-                        raise DurakTable.DoesNotExist(f"No Durak table {self.key}.")
-                    table = load(self.key)
-            except (OwnedElsewhere, DurakTable.DoesNotExist):
-                self.drop()
-                raise
-            self.table, self.epoch = table, epoch
-            self.synced(table.version, lambda: self.mark_present(now))
-        return self.table
-
-    def deadline(self) -> tuple[int, datetime] | None:
-        table = self.table
-        return (table.version, table.deadline) if table is not None and table.deadline else None
-
-    def timers_enabled(self) -> bool:
-        return settings.DURAK_TIMERS
-
-    def expire(self, version: int, *, now: datetime | None = None) -> int | None:
-        """The deadline of `version` passed: the bot moves for the seat the table waits for (once: the expiry
-        is keyed on the version and the write fenced)."""
+    def decide(self, state: Table, command: Command, now: datetime) -> Outcome | None:
+        command = self._past_marks(command)
         try:
-            return self.handle(Expire(version), now=now)
-        except OwnedElsewhere:
-            return None  # taken over: the new owner applies it
-        except Exception:
-            logger.exception("durak table %s: the deadline of version %s failed", self.key, version)
-            return None
-
-    def handle(self, command: Command, *, now: datetime | None = None) -> int | None:
-        """Decide `command` on the table in memory and commit it; reload once if another writer moved it."""
-        for _ in range(2):
-            before = self._loaded(now)
-            outcome = decide(
-                before,
-                self._past_marks(command),
-                now or timezone.now(),
+            return decide(
+                state,
+                command,
+                now,
                 bot_seconds=settings.DURAK_BOT_SECONDS,
                 grace_seconds=self.grace_seconds,
             )
-            if outcome is None:
-                return None
-            try:
-                after = commit(before, outcome, epoch=self.epoch)
-            except Stale:
-                self.table = None  # loaded again: the lease taken again, or `OwnedElsewhere`
-                continue
-            except Refused:
-                raise  # rolled back: the database is still the table in memory
-            except BaseException:
-                self.table = None
-                raise
-            self.table = after
-            self._announce(after.version)
-            if lobby_row_changed(before, after):
-                broadcast.lobby_changed()
-            return after.version
-        raise Refused("stale_version", "The table changed while this action was applied; try again.")
+        except Refused as refused:
+            seen = getattr(command, "expected", None)
+            if refused.code == "stale_version" and type(seen) is int and seen > state.version:
+                raise Behind(refused) from None
+            raise
+
+    def commit(self, state: Table, outcome: Outcome) -> Table:
+        return commit(state, outcome, epoch=self.epoch)
+
+    def publish(self, before: Table, outcome: Outcome, after: Table) -> None:
+        self._announce(after.version)
+        if lobby_row_changed(before, after):
+            broadcast.lobby_changed()
+
+    def version_of(self, state: Table) -> int:
+        return state.version
+
+    def deadline_of(self, state: Table) -> datetime | None:
+        return state.deadline
+
+    def expiries(self, version: int) -> list[Command]:
+        return [Expire(version)]
+
+    def presence_command(self, users: frozenset[int]) -> Command:
+        return Present(users)
+
+    @classmethod
+    def stop(cls, *, table_id: int, reason: str) -> bool:
+        """Void the game in play (every human's stake refunded from the pot, nobody rated), stand everyone
+        up and close the table, marked for staff: one transaction."""
+        with transaction.atomic():
+            row = DurakTable.objects.select_for_update().filter(pk=table_id).first()
+            if row is None or row.quarantined_at is not None:
+                return False
+            game = row.current_game
+            if row.status == Status.PLAYING and game is not None and not game.finished:
+                for user_id in game.players:
+                    if user_id is not None and game.stake:
+                        wallet.pay(
+                            user=_user(user_id),
+                            amount=game.stake,
+                            kind="refund",
+                            game=GAME,
+                            table_ref=table_id,
+                            memo=f"Durak game {game.pk} voided",
+                        )
+                DurakGame.objects.filter(pk=game.pk).update(
+                    finished=True, voided=True, finished_at=timezone.now()
+                )
+            DurakSeat.objects.filter(table_id=table_id).update(
+                user=None, is_bot=False, away=False, ready=False, seed="", gone=None
+            )
+            _close_marked(table_id, reason)
+        return True
+
+    @classmethod
+    def stop_stuck(cls, *, table_id: int, reason: str) -> None:
+        with transaction.atomic():
+            _close_marked(table_id, reason)
 
     def _past_marks(self, command: Command) -> Command:
         """The command as sent against the first load's marks if it was sent against the version they
@@ -201,19 +161,39 @@ class DurakActor(presence.CountingActor):
         """Tell the table's viewers, in every process, that `version` is committed: sent on the actor's loop,
         or, for an actor without one (the clock's sweep), on the loop of this process's viewers; with no
         viewers here, from this thread to the other processes (a Redis layer)."""
-        message = {"type": "durak.version", "v": version}
-        layer, group = get_channel_layer(), group_name(self.key)
-        loop = self._loop or _viewers_loop
-        try:
-            if loop is not None and loop.is_running():
-                loop.call_soon_threadsafe(lambda: loop.create_task(layer.group_send(group, message)))
-            elif not isinstance(layer, InMemoryChannelLayer):
-                async_to_sync(layer.group_send, force_new_loop=True)(group, message)
-        except Exception:  # the viewers catch up with the next version's notice
-            logger.warning("durak table %s: version %s not announced", self.key, version, exc_info=True)
+        announce(self.key, version, self._loop)
 
 
-_actors: dict[int, DurakActor] = {}
+def announce(table_id: int, version: int, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    message = {"type": "durak.version", "v": version}
+    layer, group = get_channel_layer(), group_name(table_id)
+    loop = loop or _viewers_loop
+    try:
+        if loop is not None and loop.is_running():
+            loop.call_soon_threadsafe(lambda: loop.create_task(layer.group_send(group, message)))
+        elif not isinstance(layer, InMemoryChannelLayer):
+            async_to_sync(layer.group_send, force_new_loop=True)(group, message)
+    except Exception:  # the viewers catch up with the next version's notice
+        logger.warning("durak table %s: version %s not announced", table_id, version, exc_info=True)
+
+
+def _close_marked(table_id: int, reason: str) -> None:
+    """Close the table, marked quarantined with `reason`, its version moved on (an actor holding it reloads);
+    inside the caller's transaction. Its viewers are told after the commit."""
+    DurakTable.objects.filter(pk=table_id).update(
+        status=CLOSED,
+        deadline=None,
+        turn_deadline=None,
+        quarantined_at=timezone.now(),
+        quarantine_reason=reason,
+        version=F("version") + 1,
+    )
+    version = DurakTable.objects.values_list("version", flat=True).get(pk=table_id)
+    transaction.on_commit(lambda: announce(table_id, version))
+    transaction.on_commit(broadcast.lobby_changed)
+
+
+actor_for = DurakActor.actor_for
 #: The event loop of this process's Durak viewers (the server's; `watched_on`).
 _viewers_loop: asyncio.AbstractEventLoop | None = None
 
@@ -224,57 +204,11 @@ def watched_on(loop: asyncio.AbstractEventLoop) -> None:
     _viewers_loop = loop
 
 
-def actor_for(table_id: int) -> DurakActor:
-    actor = _actors.get(table_id)
-    if actor is None:
-        actor = _actors[table_id] = DurakActor(table_id)
-    return actor
-
-
 def forget_actors() -> None:
     """Drop every actor of this process and the tables read for viewers (tests)."""
-    for actor in _actors.values():
-        actor._disarm()
-    _actors.clear()
+    DurakActor.forget_actors()
     _read.clear()
 
-
-def renew_leases(*, now: datetime | None = None) -> set[int]:
-    """Renew the leases of every Durak table this process's actors hold, in one UPDATE (from the clock's
-    thread), and drop the actors whose lease was lost. Returns the ids of those tables."""
-    held = {
-        key: actor.epoch
-        for key, actor in list(_actors.items())
-        if actor.epoch is not None and (actor.table is not None or actor.connections)
-    }
-    return live_clock.renew_held(DurakTable, _actors, held, now=now or timezone.now())
-
-
-def sweep(*, now: datetime | None = None) -> int:
-    """Apply the due turn deadlines of the Durak tables no live owner looks after (`live.sweep`). Returns
-    how many changes were written."""
-    now = now or timezone.now()
-    if not settings.DURAK_TIMERS:
-        return 0
-    due = list(
-        DurakTable.objects.filter(deadline__lte=now).values_list(
-            "id", "version", "deadline", "owner", "lease_until"
-        )
-    )
-    owners = {row[0]: row[3] for row in due}
-    changed = 0
-    for key, version in live_clock.unowned(due, _actors, now=now):
-        # The claim's actor counts the sockets an actor here counts; it marks the seats only when an owner
-        # held the table (that owner's count is gone).
-        held = _actors.get(key)
-        connections = held.connections if held is not None else None
-        actor = DurakActor(key, connections=connections, marks_on_load=bool(owners[key]))
-        applied = live_clock.claim(DurakTable, actor, version, now=now, registry=_actors)
-        changed += applied is not None
-    return changed
-
-
-live_clock.register("durak", renew=renew_leases, sweep=sweep)
 
 #: Tables read for the viewers of this process when another process owns them: table id -> the table as
 #: last read (at most `_READ_KEPT`, the least recently read forgotten first).
@@ -286,8 +220,8 @@ async def seen(table_id: int, at_least: int = -1, *, fresh: bool = False) -> Tab
     """The table at version `at_least` or later, for views: the memory of this process's actor when it
     holds the table, else the table as read once in this process (read again when a newer version is
     asked for, or with `fresh`). Raises `DurakTable.DoesNotExist`."""
-    actor = _actors.get(table_id)
-    held = actor.table if actor is not None else None
+    actor = DurakActor.actors.get(table_id)
+    held = actor.state if actor is not None else None
     if held is not None and held.version >= at_least:
         return held
     known = _read.get(table_id)

@@ -8,6 +8,7 @@ class DurakConfig(AppConfig):
 
     def ready(self) -> None:
         from durak import remote, services
+        from durak.actor import DurakActor
         from durak.models import GAME
         from live import games
 
@@ -15,6 +16,7 @@ class DurakConfig(AppConfig):
             games.Game(
                 name=GAME,
                 label="Durak",
+                actor=DurakActor,
                 chips_in_play=services.chips_in_play,
                 release_user=lambda user: remote.release_user_seats(user=user),
             )

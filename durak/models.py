@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from cards.fairness import new_server_seed
 from durak.engine.rules import ATTACK_TYPES, LIMITS, MAX_PLAYERS, MIN_PLAYERS, VARIANTS
-from live.models import Leased
+from live.models import LiveTable
 
 #: The game's name on the site: its tables' floats and ledger rows carry it (`live.games`).
 GAME = "durak"
@@ -31,7 +31,7 @@ class Status(models.TextChoices):
     CLOSED = "closed", "Closed"
 
 
-class DurakTable(Leased):
+class DurakTable(LiveTable):
     name = models.CharField(max_length=60)
     variant = models.CharField(max_length=12, choices=_choices(VARIANTS), default=VARIANTS[0])
     attack = models.CharField(max_length=12, choices=_choices(ATTACK_TYPES), default="all_sides")
@@ -47,7 +47,6 @@ class DurakTable(Leased):
 
     # Live state, written by the table's actor only.
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.WAITING, editable=False)
-    version = models.PositiveBigIntegerField(default=0, editable=False)
     deadline = models.DateTimeField(null=True, blank=True, editable=False)
     #: When the seat to act is moved for (`deadline` is the earliest of it and the players' graces).
     turn_deadline = models.DateTimeField(null=True, blank=True, editable=False)
@@ -120,6 +119,8 @@ class DurakGame(models.Model):
     pot = models.PositiveIntegerField(default=0)
     rated = models.BooleanField(default=False)
     finished = models.BooleanField(default=False)
+    #: Stopped by quarantine (`live.quarantine`): every stake was refunded, nobody was rated.
+    voided = models.BooleanField(default=False)
     fool = models.PositiveSmallIntegerField(null=True, blank=True)
     #: Per seat, the chips the seat received at the end (0 for the fool and for bots).
     payouts = models.JSONField(default=list)

@@ -24,7 +24,6 @@ from durak import actor as durak_actor
 from durak.models import DurakSeat, DurakTable
 from durak.table import Act, AddBot, Command, Leave, Ready, Release, Sit, Start
 from live import forward, lease, process, route
-from live.actor import Run
 
 #: The kind of the Durak commands on a process's channel.
 KIND = "durak"
@@ -56,16 +55,15 @@ def command_of(message: dict[str, Any], user_id: int, name: str, *, barred: bool
     raise Refused("bad_message", f"Unknown action {message['action']!r}.")
 
 
-async def apply_here(body: dict[str, Any], *, user=None, run: Run | None = None) -> int | None:
+async def apply_here(body: dict[str, Any], *, user=None) -> int | None:
     """Apply a player's message, or count a socket, through the table's actor in this process: the new
     version (None: nothing changed). Raises `Refused`, `DurakTable.DoesNotExist`, or `OwnedElsewhere` from
     the actor's load."""
     user_id = user.pk if user is not None else body["user"]
-    run = run or database_sync_to_async
     match body.get("op"):
         case "act":
             message = body["message"]
-            barred = message.get("action") == "sit" and await run(is_barred)(user_id)
+            barred = message.get("action") == "sit" and await database_sync_to_async(is_barred)(user_id)
             command = command_of(message, user_id, body["name"], barred=barred)
         case "release":
             command = Release(body["user"])
@@ -78,7 +76,7 @@ async def apply_here(body: dict[str, Any], *, user=None, run: Run | None = None)
         case op:
             raise Refused("bad_message", f"Unknown Durak table command {op!r}.")
     actor = durak_actor.actor_for(body["table"])
-    return await actor.tell(command, run=run)
+    return await actor.tell(command)
 
 
 def is_barred(user_id: int) -> bool:
@@ -107,9 +105,9 @@ def release_user(table_id: int, user_id: int) -> int | None:
     if owner is None:
         actor = durak_actor.DurakActor(table_id, marks_on_load=False)
         try:
-            return actor.handle(Release(user_id))
+            return actor.apply(Release(user_id))
         finally:
-            if actor.epoch is not None and table_id not in durak_actor._actors:
+            if actor.epoch is not None and table_id not in durak_actor.DurakActor.actors:
                 lease.release(DurakTable, [(table_id, actor.epoch)])
     body = {"table": table_id, "op": "release", "user": user_id}
     try:
@@ -136,5 +134,5 @@ class DurakRoute(route.Route):
     model = DurakTable
     refusal = Refused
 
-    async def apply_here(self, body: dict[str, Any], *, user, run: Run):
-        return await apply_here(body, user=user, run=run)
+    async def apply_here(self, body: dict[str, Any], *, user):
+        return await apply_here(body, user=user)

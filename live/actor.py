@@ -2,7 +2,7 @@
 
 Work reaches an actor through its mailbox (`_put`, an asyncio queue served by one task), so it is applied one
 piece at a time, in order. Each piece is a synchronous function run on a database thread (Channels'
-`database_sync_to_async` unless the caller passes its own runner), since it decides and writes. An actor that
+`database_sync_to_async`), since it decides and writes. An actor that
 gets no work for `idle_seconds` leaves its registry (a dict keyed by the object's id, kept by the game); the
 next piece of work makes a new actor, which loads the object afresh.
 
@@ -12,15 +12,12 @@ deadlines are enforced in this process at all (`timers_enabled`).
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from channels.db import database_sync_to_async
 from django.utils import timezone
-
-#: Turns a synchronous function into a coroutine running it on a database thread.
-Run = Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]
 
 
 class Actor:
@@ -35,7 +32,6 @@ class Actor:
         self._mailbox: asyncio.Queue | None = None
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._run: Run = database_sync_to_async
         self._timer: asyncio.TimerHandle | None = None
         self._armed: tuple[int, datetime] | None = None
 
@@ -73,7 +69,7 @@ class Actor:
                 self.evict()
                 return
             try:
-                result = await self._run(work)()
+                result = await database_sync_to_async(work)()
             except Exception as exc:
                 if not done.cancelled():
                     done.set_exception(exc)

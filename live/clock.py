@@ -1,56 +1,91 @@
-"""What a server process's clock does for every game's live objects: renew the leases its actors hold, and
-apply the deadlines nobody else applies. The clock thread itself is `tables.clock`; each game registers its
-two steps here (`register`) when its actor module loads.
+"""The clock of a server process: a daemon thread that renews the leases its actors hold and applies the
+deadlines nobody else applies, for every registered game (`live.games`).
 
-A game's sweep finds its rows with a due deadline, keeps those no live owner looks after (`unowned`) and
-applies each one's deadline through a throwaway actor (`claim`): it takes the lease, applies the expiry fenced
-by that epoch (the expiry is keyed on the version it was set for) and hands the lease back, so a deadline is
-applied exactly once, by whoever comes first, whether the owner died, nobody is connected, or the servers
-restarted.
+Deadlines are applied by their table's owner: its actor's timer (`live.table`). The clock only
+- renews the leases this process's actors hold, every `lease.RENEW_SECONDS`, in one UPDATE a game
+  (`TableActor.renew_leases`: `renew_held`), and drops the actors whose lease was lost;
+- sweeps every `SWEEP_SECONDS` for tables with a due deadline and no live owner (a dead owner's tables, tables
+  nobody is connected to, tables after a restart: `TableActor.sweep`). It keeps the rows no live owner looks
+  after (`unowned`) and applies each one's deadline through a throwaway actor (`claim`): it takes the lease,
+  applies the expiry fenced by that epoch (the expiry is keyed on the version it was set for) and hands the
+  lease back, so a deadline is applied exactly once, by whoever comes first;
+- runs each game's upkeep (`Game.upkeep`: blackjack's floats, say) at the pace the game asks, and at start
+  each game's recovery (`Game.recover`: rounds that cannot be loaded are voided).
+
+`start()` is called when the ASGI application loads (cardroom/asgi.py) and does nothing unless
+`settings.LIVE_TIMERS` (the one switch of deadlines: the actors' timers follow it too; tests turn it off and
+call `sweep` with an injected `now`). Management commands never load the ASGI application, so only servers
+run a clock. Every process of a cluster must run its clock.
 """
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.db import close_old_connections
 from django.utils import timezone
 
-from live import lease, process
+from live import games, lease, process
 
 logger = logging.getLogger(__name__)
 
-#: A deadline of an object whose actor lives in this process is left to that actor's timer unless it is
+#: How often a process looks for deadlines that no owner applies.
+SWEEP_SECONDS = 1.0
+#: A deadline of a table whose actor lives in this process is left to that actor's timer unless it is
 #: overdue by this much.
 OWNED_GRACE = timedelta(seconds=2)
 
-#: game name -> (renew its actors' leases, sweep its overdue deadlines); each takes `now`.
-_games: dict[str, tuple[Callable[..., object], Callable[..., int]]] = {}
+_started = threading.Event()
+_stop = threading.Event()
+_thread: threading.Thread | None = None
 
 
-def register(game: str, *, renew: Callable[..., object], sweep: Callable[..., int]) -> None:
-    """The clock's two steps for a game's live objects (registering again replaces them)."""
-    _games[game] = (renew, sweep)
+def start() -> bool:
+    """Start this process's clock thread once; returns whether a clock runs now."""
+    global _thread
+    if not settings.LIVE_TIMERS:
+        return False
+    if _started.is_set():
+        return True
+    _started.set()
+    _stop.clear()
+    _thread = threading.Thread(target=_run, name="live-clock", daemon=True)
+    _thread.start()
+    return True
+
+
+def stop(timeout: float = 5.0) -> None:
+    """Stop the clock thread (tests and orderly shutdown)."""
+    global _thread
+    _stop.set()
+    if _thread is not None:
+        _thread.join(timeout)
+    _thread = None
+    _started.clear()
 
 
 def renew_leases(*, now: datetime | None = None) -> None:
     """Every game's lease renewal (one UPDATE a game); a failure of one does not stop the others."""
     now = now or timezone.now()
-    for game, (renew, _sweep) in list(_games.items()):
+    for game in games.all_games():
         try:
-            renew(now=now)
+            game.actor.renew_leases(now=now)
         except Exception:
-            logger.exception("clock: renewing the leases of %s failed", game)
+            logger.exception("clock: renewing the leases of %s failed", game.name)
 
 
 def sweep(*, now: datetime | None = None) -> int:
     """Every game's sweep; returns how many changes were written."""
     now = now or timezone.now()
     changed = 0
-    for game, (_renew, swept) in list(_games.items()):
+    for game in games.all_games():
         try:
-            changed += swept(now=now)
+            changed += game.actor.sweep(now=now)
         except Exception:
-            logger.exception("clock: the sweep of %s failed", game)
+            logger.exception("clock: the sweep of %s failed", game.name)
     return changed
 
 
@@ -69,10 +104,10 @@ def unowned(due: Iterable[tuple], registry: dict, *, now: datetime) -> Iterator[
         yield key, version
 
 
-def claim(model, actor, version: int, *, now: datetime, registry: dict):
+def claim(model, actor, version: int, *, now: datetime, registry: dict) -> int:
     """Apply the deadline set for `version` through `actor` (made for this claim, not in `registry`), which
     takes the row's lease when it loads; then hand the lease back unless an actor of the registry holds it.
-    Returns what the actor's `expire` returns."""
+    Returns how many changes the expiry wrote."""
     try:
         return actor.expire(version, now=now)
     finally:
@@ -96,3 +131,51 @@ def renew_held(model, registry: dict, held: dict[int, int], *, now: datetime) ->
         else:
             actor.drop()
     return lost
+
+
+def _every(seconds: float, work: Callable[[], object], what: str) -> Callable[[], None]:
+    """A step of the clock's loop that runs `work` at most every `seconds`, logging its failures."""
+    due = [0.0]
+
+    def step() -> None:
+        if time.monotonic() < due[0]:
+            return
+        due[0] = time.monotonic() + seconds
+        close_old_connections()
+        try:
+            work()
+        except Exception:
+            logger.exception("clock: %s failed", what)
+        finally:
+            close_old_connections()
+
+    return step
+
+
+def _run() -> None:
+    for game in games.all_games():
+        if game.recover is None:
+            continue
+        try:
+            close_old_connections()
+            recovered = game.recover()
+            if recovered:
+                logger.warning(
+                    "clock: %s recovered %d table(s) that could not be resumed", game.name, recovered
+                )
+        except Exception:
+            logger.exception("clock: the recovery of %s failed", game.name)
+    steps = [
+        _every(lease.RENEW_SECONDS, renew_leases, "renewing the leases"),
+        _every(SWEEP_SECONDS, sweep, "the sweep"),
+        *(
+            _every(job.seconds, job.work, f"{game.name}: {job.what}")
+            for game in games.all_games()
+            for job in game.upkeep
+        ),
+    ]
+    while True:
+        for step in steps:
+            step()
+        if _stop.wait(0.1):
+            return

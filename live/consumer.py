@@ -7,7 +7,7 @@
   socket (`session_ended`; `accounts.sockets`), and pushes the user's balance when chips move outside the
   table (`balance_changed`);
 - joins and leaves the table's viewers on the channel layer (`join_viewers`, `leave_viewers`, the group a
-  game names with `viewers_group`; blackjack keeps its own in-process registry, `tables.broadcast`);
+  game names with `viewers_group`; blackjack keeps its own in-process registry, `blackjack.broadcast`);
 - drops a frame sent to a client that has just closed its connection (`send`).
 A game's consumer adds its parsing, its commands (through `live.route`) and its views. The rate limit of a
 connection is `FloodGuard`; `query` and `unwrapped` read the request's query string and user.

@@ -10,6 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 
+@dataclass(frozen=True)
+class Upkeep:
+    """A game's periodic work on each server's clock (`live.clock`): `work()` every `seconds`."""
+
+    seconds: float
+    work: Callable[[], object]
+    what: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class Game:
     """What the site needs of one game. `name` is its key everywhere (ledger rows and floats, URLs, the
@@ -17,11 +26,17 @@ class Game:
 
     name: str
     label: str
+    #: The game's live table actor (`live.table.TableActor`): its map of actors, lease renewal and sweep.
+    actor: type
     #: The chips a player has staked at this game's tables that are not settled yet (by user id).
     chips_in_play: Callable[[int], int]
     #: Stand a user up at every table of this game (staff suspended or closed the account): returns the
     #: number of tables changed; raises `cards.errors.Refused` when a table's owner could not be reached.
     release_user: Callable[[Any], int]
+    #: Run once when a server's clock starts: tables that cannot be resumed are put right (how many).
+    recover: Callable[[], int] | None = None
+    #: Periodic work on each server's clock.
+    upkeep: tuple[Upkeep, ...] = ()
 
 
 _games: dict[str, Game] = {}

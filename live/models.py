@@ -1,4 +1,5 @@
-"""What every live object's row carries for its owner: a lease with an epoch (the fencing token)."""
+"""What every live table's row carries, whatever the game: a lease with an epoch (the fencing token), the
+version its owner's writes are fenced by, and the quarantine staff see."""
 
 from django.db import models
 
@@ -10,6 +11,19 @@ class Leased(models.Model):
     owner = models.CharField(max_length=120, blank=True, default="", editable=False)
     epoch = models.PositiveBigIntegerField(default=0, editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class LiveTable(Leased):
+    """A live table of any game (`live.table.TableActor` owns it): its version, which every change moves on
+    and every write of its owner is fenced by, and the quarantine of a table whose commands kept failing
+    (`live.quarantine`): when and why, for staff."""
+
+    version = models.PositiveBigIntegerField(default=0, editable=False)
+    quarantined_at = models.DateTimeField(null=True, blank=True, editable=False)
+    quarantine_reason = models.TextField(blank=True, editable=False)
 
     class Meta:
         abstract = True

@@ -26,7 +26,6 @@ from channels.db import database_sync_to_async
 from django.db import Error as DatabaseFailure
 
 from live import forward, lease, process
-from live.actor import Run
 from live.lease import OwnedElsewhere
 
 #: A command is passed on at most this many times when the owner it was sent to says another owns the object.
@@ -89,7 +88,7 @@ class Route:
     def gone(self) -> type[Exception]:
         return self.model.DoesNotExist
 
-    async def apply_here(self, body: dict[str, Any], *, user, run: Run):
+    async def apply_here(self, body: dict[str, Any], *, user):
         """Apply the command through the object's actor in this process: the new version (None if nothing
         changed). Raises the game's refusal, `OwnedElsewhere` (from the actor's load), or `gone`."""
         raise NotImplementedError
@@ -102,24 +101,23 @@ class Route:
         owner = lease.holder(self.model, self.key)
         return owner if owner != process.name() else None
 
-    async def resolved(self, *, run: Run | None = None) -> str | None:
+    async def resolved(self) -> str | None:
         """The owner as last resolved (resolved now if it is not): another process's name, or None."""
         if self.owner is _UNRESOLVED:
-            self.owner = await (run or database_sync_to_async)(self.owner_of)()
+            self.owner = await database_sync_to_async(self.owner_of)()
         return self.owner
 
-    async def send(self, body: dict[str, Any], *, user, run: Run | None = None, in_handler: bool = False):
+    async def send(self, body: dict[str, Any], *, user, in_handler: bool = False):
         """Apply the command where the object is owned and return the new version; when the owner is another
         process, its answer's version goes to `arrived`. `in_handler`: the caller is one of the connection's
         own message handlers (connect, disconnect), which hold up the connection's messages, the owner's
         answer among them: the answer then comes on a channel of its own. Raises the game's refusal, `gone`,
         `forward.Unreachable` (the owner did not answer: it may have applied the command)."""
-        run = run or database_sync_to_async
         body = {"table": self.key, **body}
         for _ in range(MAX_HOPS):
-            if await self.resolved(run=run) is None:
+            if await self.resolved() is None:
                 try:
-                    return await self.apply_here(body, user=user, run=run)
+                    return await self.apply_here(body, user=user)
                 except OwnedElsewhere as taken:
                     self.owner = taken.owner
                     continue

@@ -7,6 +7,7 @@ import shutil
 import time
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import connection
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
@@ -75,6 +76,13 @@ def _fast_password_hashing(settings):
     thousands of users. Passwords hashed here are checked here (a server process the tests start hashes and
     checks its own: registration through a browser)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def pytest_configure(config):
+    """The tests' own process enforces no deadline by itself (`settings.LIVE_TIMERS`): tests apply expiries
+    and sweeps with the time they choose, and turn the timers on where they test them (the test servers'
+    processes have them on: tests/daphne_server.py)."""
+    django_settings.LIVE_TIMERS = False
 
 
 @pytest.fixture(autouse=True)

@@ -34,7 +34,7 @@ def start_daphne(*, clock: bool = False, static: bool = False) -> SpawnedDaphneP
     `static` serves the static files as well. Stop it with `process.terminate(); process.join()`."""
     databases = {alias: connections[alias].settings_dict["NAME"] for alias in connections}
     # Durak bots move at a fifth of their site pace: a browser test plays whole games against them.
-    environ = {"TABLE_CLOCK": "1" if clock else "0", "DURAK_BOT_SECONDS": "0.15"}
+    environ = {"LIVE_TIMERS": "1" if clock else "0", "DURAK_BOT_SECONDS": "0.15"}
     application = partial(_application, databases=databases, environ=environ, static=static)
     process = SpawnedDaphneProcess(host="127.0.0.1", get_application=application)
     process.start()

@@ -6,9 +6,9 @@
 
 Compare the hash with the one the table published before the shoe was dealt, and the cards with those dealt.
 With `--round-start S` the order printed goes on after the shoe's last card with the discards (cards before S)
-reshuffled, as a round that began at card S and ran out was dealt (`tables.engine.shoe`, step 7).
+reshuffled, as a round that began at card S and ran out was dealt (`blackjack.engine.shoe`, step 7).
 `--player-seed` (repeatable) builds the client seed from the players' seeds as the table does. Invalid input
-prints a message and exits with status 2. The algorithm is described in `tables.engine.shoe`.
+prints a message and exits with status 2. The algorithm is described in `blackjack.engine.shoe`.
 """
 
 import argparse

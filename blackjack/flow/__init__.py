@@ -1,8 +1,8 @@
 """The table flow as pure functions over an in-memory table state (no Django, no I/O, no clock).
 
 `decide(state, command, now, seeds=..., cards=...) -> Outcome` is the whole interface: seats, betting and
-ready windows, deadlines, rounds and settlement texts, built on the engine (`tables.engine`). The store
-(`tables.services.store`) loads a `TableState` from the database, calls `decide`, and writes the `Outcome`
+ready windows, deadlines, rounds and settlement texts, built on the engine (`blackjack.engine`). The store
+(`blackjack.services.store`) loads a `TableState` from the database, calls `decide`, and writes the `Outcome`
 in one transaction. Modules: `state` (the values), `work` (one command being decided), `seats`, `rounds`,
 `play`, `texts`, `decide`.
 """

@@ -1,10 +1,9 @@
 """The values the table flow works on: a table's state in memory, the commands it takes, the outcome it
 returns.
 
-Plain dataclasses, no Django: the store (`tables.services.store`) builds a `TableState` from the table's rows
-and writes an `Outcome` back; tests build them by hand. `decide` never changes the state it is given: it works
-on a copy (`TableState.copy`), so a refusal leaves the caller's state exactly as it was.
-"""
+Plain dataclasses, no Django: the store (`blackjack.services.store`) builds a `TableState` from the table's
+rows and writes an `Outcome` back; tests build them by hand. `decide` never changes the state it is given: it
+works on a copy (`TableState.copy`), so a refusal leaves the caller's state exactly as it was."""
 
 from dataclasses import dataclass, field
 from datetime import datetime

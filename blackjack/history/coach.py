@@ -1,17 +1,16 @@
 """The coach figure: every player decision of a round compared with basic strategy and priced.
 
 For each decision in the action log the state just before it is known (from the replay), so the coach asks
-`tables.engine.strategy` what basic strategy would do with the same cards, the same upcard and the same
+`blackjack.engine.strategy` what basic strategy would do with the same cards, the same upcard and the same
 allowed actions, and prices a different choice with the strategy's own expected values:
 
     cost = (EV of the best allowed action - EV of the action taken) x the hand's initial bet      (chips)
 
 The strategy's EVs are for a total-dependent basic strategy with the shoe minus the visible cards (see
-`tables.engine.strategy`), so the cost is an estimate of the same precision as the chart. Insurance and even
-money are priced from the shoe's composition minus the seat's two cards and the ace up: an insured chip is
-worth 3p - 1 (p = chance of a ten in the hole), even money is worth one bet against the blackjack's payout
-times (1 - p). Timeouts are not decisions (the table stood for the player) and are not counted.
-"""
+`blackjack.engine.strategy`), so the cost is an estimate of the same precision as the chart. Insurance and
+even money are priced from the shoe's composition minus the seat's two cards and the ace up: an insured chip
+is worth 3p - 1 (p = chance of a ten in the hole), even money is worth one bet against the blackjack's payout
+times (1 - p). Timeouts are not decisions (the table stood for the player) and are not counted."""
 
 from dataclasses import dataclass
 from typing import Any

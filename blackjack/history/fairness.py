@@ -1,10 +1,9 @@
 """Fairness of one round: the shoe's published hash, its seeds once retired, and a server-side check.
 
-`check_round` recomputes the retired shoe from its seeds (the algorithm of `tables.engine.shoe`), checks the
-published hash, and checks that the cards the round shows (replayed from the action log and compared with the
-stored live state) are the shoe's cards from the round's start position on. The browser does the same with
-`static/js/verify.js`; this is the same check for tests and for anyone reading the code.
-"""
+`check_round` recomputes the retired shoe from its seeds (the algorithm of `blackjack.engine.shoe`), checks
+the published hash, and checks that the cards the round shows (replayed from the action log and compared with
+the stored live state) are the shoe's cards from the round's start position on. The browser does the same with
+`static/js/verify.js`; this is the same check for tests and for anyone reading the code."""
 
 import shlex
 from dataclasses import dataclass

@@ -1,12 +1,11 @@
 """Write the history rows of a settled round: one `PlayerRound` per player, their `Mistake`s, and the running
 totals (`PlayerStats`, `PeriodStats`). Recording a round twice does nothing the second time.
 
-Wiring: `tables.services.store` calls `record_round(round=..., state=...)` after the settlement has committed,
-in a transaction of its own, and logs a failure: history can neither hold chips nor stall a table. It
-replays the round from its action log for the coach figure (with the engine state's own shoe, so nothing is
+Wiring: `blackjack.services.store` calls `record_round(round=..., state=...)` after the settlement has
+committed, in a transaction of its own, and logs a failure: history can neither hold chips nor stall a table.
+It replays the round from its action log for the coach figure (with the engine state's own shoe, so nothing is
 recomputed); a round that cannot be replayed is still recorded, without decisions. Voided rounds are not
-recorded: every stake came back.
-"""
+recorded: every stake came back."""
 
 import datetime
 import logging

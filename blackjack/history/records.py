@@ -1,4 +1,4 @@
-"""The history rows, written once per settled round by `tables.history.recording`.
+"""The history rows, written once per settled round by `blackjack.history.recording`.
 
 `PlayerRound` is one player's part in one round (all their seats together), `Mistake` one decision that
 differed from basic strategy. `PlayerStats` (all time, one row per player) and `PeriodStats` (one row per

@@ -1,13 +1,13 @@
 """Every write of the live tables: seats, bets, play, deadlines, chat, opening tables, recovery.
 
-The table flow itself is pure (`tables.flow.decide`); this package is its persistence side. Each public
+The table flow itself is pure (`blackjack.flow.decide`); this package is its persistence side. Each public
 function is keyword-only and runs one command per table in one `transaction.atomic` (`store.run`): lock the
 table row and load its state, `decide`, then write the outcome: the round and table rows, the chips through
 `accounts.services`, the action log and the table's event log, the new `Table.version`, and the broadcast and
 the round's history registered with `transaction.on_commit`. A refusal raises `cards.errors.Refused(code,
 message)` and leaves nothing behind.
 
-Deadlines are applied by their table's owner (`tables.actors`, `tables.clock`), keyed on the table version
+Deadlines are applied by their table's owner (`blackjack.actors`, `live.clock`), keyed on the table version
 they were set for, so a deadline is applied once whoever comes first. The shoe's card order is never stored:
 it is recomputed from the shoe's seeds whenever a round is loaded (`round_order`), and stripped from the saved
 engine state.
@@ -80,7 +80,7 @@ def _new_client_seed() -> str:
 
 
 def _shoe_order(shoe) -> list[str]:
-    """The shoe's card order, recomputed from its seeds (a `Shoe` row or a `tables.flow.ShoeInfo`).
+    """The shoe's card order, recomputed from its seeds (a `Shoe` row or a `blackjack.flow.ShoeInfo`).
     Server-side only: never send it, never store it. (Tests replace this function to script the cards;
     nothing a client sends can reach it.)"""
     return list(_order_of(shoe.server_seed, shoe.client_seed, shoe.decks, shoe.nonce))
@@ -95,7 +95,7 @@ def _order_of(server_seed: str, client_seed: str, decks: int, nonce: int) -> tup
 
 def round_order(shoe, start: int) -> tuple[str, ...]:
     """The cards a round beginning at card `start` of `shoe` is dealt from: the shoe's order, then the
-    discards reshuffled should the round run out (`tables.engine.shoe`, step 7). Server-side only, like the
+    discards reshuffled should the round run out (`blackjack.engine.shoe`, step 7). Server-side only, like the
     order."""
     return _round_order_of(tuple(_shoe_order(shoe)), start, shoe.server_seed, shoe.client_seed, shoe.nonce)
 

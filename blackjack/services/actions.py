@@ -1,6 +1,6 @@
 """What players and the websockets do to a table through the services: actions, chat, and voiding the rounds
 that cannot go on (at once, or when a clock starts). Deadlines and presence are the owners'
-(`tables.actors`)."""
+(`blackjack.actors`)."""
 
 import logging
 from typing import Any
@@ -11,11 +11,12 @@ from django.utils import timezone
 
 from accounts.models import LedgerEntry
 from blackjack import broadcast, flow
-from blackjack.models import ChatMessage, Round, Table
+from blackjack.models import GAME, ChatMessage, Round, Table
 from blackjack.protocol import EMOTES, MAX_CHAT_BYTES
-from blackjack.services import load, quarantine, store
+from blackjack.services import load, store
 from blackjack.services.load import RoundBroken
 from cards.errors import Refused
+from live import quarantine
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def perform(*, table_id: int, user, action: dict[str, Any], expected_version: in
             return store.apply(loaded, store.decide(loaded, command))
 
     try:
-        return quarantine.watch(table_id, command)
+        return quarantine.watch(GAME, table_id, command)
     except RoundBroken as broken:
         void_round(round_id=broken.round_id, reason=broken.reason)
         raise Refused(

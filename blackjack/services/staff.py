@@ -8,9 +8,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from blackjack import broadcast, flow
-from blackjack.models import MAX_SEATS, MAX_WINDOW_SECONDS, OpenTableBounds, RulePreset, Seat, Table
-from blackjack.services import floats, load, quarantine, store
+from blackjack.models import GAME, MAX_SEATS, MAX_WINDOW_SECONDS, OpenTableBounds, RulePreset, Seat, Table
+from blackjack.services import floats, load, store
 from cards.errors import Refused
+from live import quarantine
 
 # Limits a player may choose when opening a table from the lobby (staff set any limits in the admin).
 OPEN_TABLE_MIN_BET = getattr(settings, "TABLES_OPEN_MIN_BET", 1)
@@ -111,7 +112,7 @@ def table_max_bet_cap() -> int:
 def update_table(*, table_id: int, **values) -> int:
     """Change a table's settings (`TABLE_SETTINGS`). The round under way keeps the rules and limits it
     opened with (`Round.rules`, `min_bet`, `max_bet` are snapshots); the next round uses the new ones.
-    Seats cannot be removed while a player sits in them. Applied by the table's owner (`tables.remote`).
+    Seats cannot be removed while a player sits in them. Applied by the table's owner (`blackjack.remote`).
     Tells the table and the lobby; returns the version."""
     if isinstance(values.get("preset"), RulePreset):
         values["preset"] = values["preset"].pk  # the command may cross processes: the preset goes by id
@@ -143,7 +144,7 @@ def change_settings(*, table_id: int, values: dict) -> int:
 
 
 def _through_owner(table_id: int, command: dict, here) -> int | None:
-    """A staff edit goes to the table's owner, if a live process owns it (`tables.remote.from_sync`)."""
+    """A staff edit goes to the table's owner, if a live process owns it (`blackjack.remote.from_sync`)."""
     from blackjack import remote  # remote applies commands through the actors, which use these services
 
     return remote.from_sync(table_id, command, here)
@@ -177,7 +178,7 @@ def reopen_table(*, table_id: int) -> int:
     version = _through_owner(
         table_id, {"op": "reopen"}, lambda: store.run(table_id, flow.Reopen(), engine=False)
     )
-    quarantine.lift(table_id=table_id)
+    quarantine.lift(GAME, table_id=table_id)
     return version
 
 

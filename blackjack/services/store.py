@@ -1,7 +1,7 @@
 """Writing a command's outcome: the persistence side of the table flow.
 
 `run(table_id, command)` is one command in one transaction: `load.begin` locks the table row and reads its
-state, `tables.flow.decide` decides in memory, and `write` sends the outcome's rows in one batch with the
+state, `blackjack.flow.decide` decides in memory, and `write` sends the outcome's rows in one batch with the
 chips (`accounts.services`). The statements of the rows every action writes (the table, its round, shoe and
 changed seats, the action log and events) are plain SQL built once below: compiling a queryset for each
 would cost the server more CPU than the database takes to run them. The broadcast and the round's history
@@ -56,7 +56,7 @@ _INSERT_EVENT = ModelStatement(
 
 def decide(loaded: Loaded, command: flow.Command) -> Outcome:
     """Run the pure flow on the loaded state, with fresh seeds and the seeded card order (both looked up on
-    `tables.services`, where tests replace them)."""
+    `blackjack.services`, where tests replace them)."""
     from blackjack import services
 
     seeds = Seeds(server=services.new_server_seed(), client=services._new_client_seed())
@@ -90,7 +90,7 @@ def write(
 ) -> int:
     """Write the outcome's rows: new rows at once (their ids are referred to), changed ones in one batch
     (`first`, a statement and its parameters, heads it). With `announce`, the new version is announced on
-    commit (`tables.broadcast`); a table actor shows its views of it itself."""
+    commit (`blackjack.broadcast`); a table actor shows its views of it itself."""
     state, table, writes = out.state, loaded.table, Batch()
     if first is not None:
         writes.add(*first)

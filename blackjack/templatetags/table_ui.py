@@ -393,11 +393,10 @@ def seat_markup(context, seat: dict, you: dict | None, table: dict) -> str:
 
     The markup depends on the version's table and on two facts about the viewer alone: whether they sit
     there (`mine`) and, for an empty seat, what it offers them (`sit`). When the context carries the
-    version's shared view part (`shared`, from `tables.rendering`), each variant is rendered once per version
-    and kept with it (a seated player's hands once per seat, for both variants), so a table's viewers share
-    their seats' markup instead of rendering it each. The partials are given nothing else of the viewer's, so
-    no variant can carry another viewer's controls.
-    """
+    version's shared view part (`shared`, from `blackjack.rendering`), each variant is rendered once per
+    version and kept with it (a seated player's hands once per seat, for both variants), so a table's viewers
+    share their seats' markup instead of rendering it each. The partials are given nothing else of the
+    viewer's, so no variant can carry another viewer's controls."""
     mine = is_mine(seat, you)
     sit = "" if seat.get("player") else _sit_offer(you)
     shared = context.get("shared")

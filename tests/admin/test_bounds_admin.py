@@ -1,5 +1,5 @@
 """Bounds for the tables players open from the lobby: one row staff edit in the admin, read by
-`tables.services.open_table` and the lobby's form."""
+`blackjack.services.open_table` and the lobby's form."""
 
 import pytest
 from django.urls import reverse

@@ -1,5 +1,5 @@
-"""Tables in the staff admin: validated limits, edits through `tables.services` (live lobby, next round only),
-closing mid-round, and the list's live columns."""
+"""Tables in the staff admin: validated limits, edits through `blackjack.services` (live lobby, next round
+only), closing mid-round, and the list's live columns."""
 
 import pytest
 from django.urls import reverse

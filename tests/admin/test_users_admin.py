@@ -8,10 +8,10 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from blackjack import clock
 from blackjack.models import Phase, Round, Seat, Table
 from blackjack.services import staff
 from cards.errors import Refused
+from live import clock
 from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db

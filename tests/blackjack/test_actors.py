@@ -1,4 +1,4 @@
-"""The table actor spike (`tables.actors`): state in memory between commands, one fenced write per command.
+"""The table actor spike (`blackjack.actors`): state in memory between commands, one fenced write per command.
 
 The core property: after every command the actor's state equals the state recovered from the database. Also:
 a change made by another writer is caught by the version fence (the actor reloads and goes on), a refusal
@@ -17,12 +17,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from blackjack import actors, clock, flow, services
+from blackjack import actors, flow, services
 from blackjack.models import ActionLog, Seat, Table, TableEvent
 from blackjack.services import load, store
 from cards.errors import Refused
+from live import clock, process
 from live import clock as live_clock
-from live import process
 from tests.blackjack.conftest import deal_cards, round_trips
 from tests.blackjack.wsclient import CommunicatorClient, move, session_cookie
 
@@ -78,7 +78,7 @@ def test_the_state_in_memory_equals_the_state_recovered_after_every_command(
     actor = actors.actor_for(table.pk)
     for user, name, args in script:
         tell(table, user, name, **args)
-        assert comparable(actor.loaded.state) == recovered(table), (name, args)
+        assert comparable(actor.state.state) == recovered(table), (name, args)
     assert balance(alice) == 10_000 + 100 - 20
     assert balance(bob) == 10_000 + 50
     assert audit_ledger().ok
@@ -89,17 +89,17 @@ def test_a_change_by_another_writer_is_fenced_and_the_actor_reloads(table, alice
     seen = tell(table, alice, "sit", seat=1)
     actor = actors.actor_for(table.pk)
     act(table, bob, "sit", seat=2)  # through the services, behind the actor's back
-    assert actor.loaded.state.version == seen == version_of(table) - 1
+    assert actor.state.state.version == seen == version_of(table) - 1
     # Alice bets against the version she saw, which is the actor's: the write finds the table moved on (the
     # fence), the actor reloads and decides again (a bet in the window may carry a version others made stale).
     bet = actors.player_action(alice, {"action": "bet", "amount": 10}, seen)
     assert actor.handle(bet) == seen + 2 == version_of(table)
-    assert comparable(actor.loaded.state) == recovered(table)
-    assert actor.loaded.state.seats[2].player.id == bob.pk
+    assert comparable(actor.state.state) == recovered(table)
+    assert actor.state.state.seats[2].player.id == bob.pk
     # A client that saw another writer's version newer than the actor's is not refused as stale either.
     act(table, carol, "sit", seat=3)
     assert tell(table, bob, "bet", amount=10) == version_of(table)
-    assert comparable(actor.loaded.state) == recovered(table)
+    assert comparable(actor.state.state) == recovered(table)
 
 
 @pytest.mark.django_db
@@ -107,24 +107,24 @@ def test_a_version_older_than_the_actors_is_refused_as_stale_without_a_query(tab
     tell(table, alice, "sit", seat=1)
     seen = tell(table, bob, "sit", seat=2)
     actor = actors.actor_for(table.pk)
-    loaded = actor.loaded
+    loaded = actor.state
     old_hit = actors.player_action(alice, {"action": "hit"}, seen - 1)  # a turn action needs the current v
     with CaptureQueriesContext(connection) as queries, pytest.raises(Refused) as refused:
         actor.handle(old_hit)
     assert refused.value.code == "stale_version"
     assert len(queries) == 0  # nobody else wrote: the state in memory stays, nothing is read again
-    assert actor.loaded is loaded
+    assert actor.state is loaded
 
 
 @pytest.mark.django_db
 def test_a_refusal_writes_nothing_and_keeps_the_state(table, alice):
     tell(table, alice, "sit", seat=1)
     actor = actors.actor_for(table.pk)
-    before = actor.loaded.state.copy()
+    before = actor.state.state.copy()
     with pytest.raises(Refused) as refused:
         tell(table, alice, "bet", amount=5)
     assert refused.value.code == "bad_amount"
-    assert actor.loaded.state == before
+    assert actor.state.state == before
     assert recovered(table) == before
 
 
@@ -175,12 +175,12 @@ async def test_the_consumer_hands_actions_to_the_tables_actor(make_table, alice)
     await client.receive()
     try:
         state = await move(client, "sit", seat=1)
-        actor = actors._actors[table.pk]
-        assert actor.loaded.state.version == state["v"] == await db(version_of, table)
+        actor = actors.BlackjackActor.actors[table.pk]
+        assert actor.state.state.version == state["v"] == await db(version_of, table)
         # A refusal keeps its code and changes nothing, in the database or in memory.
         await client.send({"action": "bet", "amount": 5, "v": state["v"]})
         assert (await client.error())["code"] == "bad_amount"
-        assert actor.loaded.state.version == await db(version_of, table) == state["v"]
+        assert actor.state.state.version == await db(version_of, table) == state["v"]
     finally:
         await client.close()
 
@@ -188,37 +188,37 @@ async def test_the_consumer_hands_actions_to_the_tables_actor(make_table, alice)
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
 async def test_an_idle_actor_leaves_the_map(make_table, alice, monkeypatch):
-    monkeypatch.setattr(actors.TableActor, "idle_seconds", 0.05)
+    monkeypatch.setattr(actors.BlackjackActor, "idle_seconds", 0.05)
     table = await db(make_table)
     await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
     )
-    first = actors._actors[table.pk]
+    first = actors.BlackjackActor.actors[table.pk]
     await asyncio.sleep(0.2)
-    assert table.pk not in actors._actors
+    assert table.pk not in actors.BlackjackActor.actors
     # The next command makes a new actor, which loads the table afresh.
     version = await db(version_of, table)
     await actors.perform(
         table_id=table.pk, user=alice, action={"action": "bet", "amount": 10}, expected_version=version
     )
-    assert actors._actors[table.pk] is not first
+    assert actors.BlackjackActor.actors[table.pk] is not first
     # The new actor counts no socket of hers: it marks her seat (her grace period runs), then takes the bet.
-    assert actors._actors[table.pk].loaded.state.version == version + 2
+    assert actors.BlackjackActor.actors[table.pk].state.state.version == version + 2
     assert (await db(Seat.objects.get, table=table, number=1)).disconnected_at is not None
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
 async def test_an_actor_counting_open_sockets_stays_in_the_map(make_table, alice, monkeypatch):
-    monkeypatch.setattr(actors.TableActor, "idle_seconds", 0.05)
+    monkeypatch.setattr(actors.BlackjackActor, "idle_seconds", 0.05)
     table = await db(make_table)
     actor = actors.actor_for(table.pk)
     await actor.presence(alice.pk, "tab-1", connected=True, holder=process.name())
     await asyncio.sleep(0.2)
-    assert actors._actors[table.pk] is actor  # its count of her socket would be lost with it
+    assert actors.BlackjackActor.actors[table.pk] is actor  # its count of her socket would be lost with it
     await actor.presence(alice.pk, "tab-1", connected=False, holder=process.name())
     await asyncio.sleep(0.2)
-    assert table.pk not in actors._actors
+    assert table.pk not in actors.BlackjackActor.actors
 
 
 async def wait_for(predicate, seconds: float = 5.0) -> None:
@@ -230,9 +230,10 @@ async def wait_for(predicate, seconds: float = 5.0) -> None:
 
 
 @pytest.fixture
-def timers_on(monkeypatch):
-    """Deadlines are enforced as in a server (under pytest the clock and the actors' timers are off)."""
-    monkeypatch.setenv("TABLE_CLOCK", "1")
+def timers_on(settings):
+    """Deadlines are enforced as in a server (in the tests' process the clock and the actors' timers are
+    off)."""
+    settings.LIVE_TIMERS = True
 
 
 @pytest.mark.django_db(transaction=True)
@@ -242,11 +243,11 @@ async def test_the_actors_timer_applies_the_deadline_once(make_table, alice, tim
     sat = await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
     )
-    deadline = actors._actors[table.pk].loaded.state.deadline
+    deadline = actors.BlackjackActor.actors[table.pk].state.state.deadline
     assert deadline is not None
     await wait_for(lambda: timeouts(table) == 1)  # the timer rang and the expiry was committed
-    actor = actors._actors[table.pk]
-    assert actor.loaded.state.version == await db(version_of, table) > sat
+    actor = actors.BlackjackActor.actors[table.pk]
+    assert actor.state.state.version == await db(version_of, table) > sat
     # The clock's sweep comes by later with the same deadline: it is applied already.
     assert await db(store.run, table.pk, flow.Expire(sat), now=deadline) is None
     assert await db(clock.sweep, now=deadline) == 0
@@ -263,19 +264,19 @@ async def test_a_deadline_another_writer_applied_first_is_not_applied_again_by_t
     sat = await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
     )
-    actor = actors._actors[table.pk]
-    deadline = actor.loaded.state.deadline
+    actor = actors.BlackjackActor.actors[table.pk]
+    deadline = actor.state.state.deadline
     # Another writer applies the deadline behind the actor's back, before its timer rings.
     assert await db(store.run, table.pk, flow.Expire(sat), now=deadline) is not None
     expired = await db(version_of, table)
     # The timer rings with the actor still at the version it armed for: its expiry is decided on the state in
     # memory, the fence finds the table moved on, the actor reloads and the expiry of `sat` is a no-op.
-    assert actor.loaded.state.version == sat
+    assert actor.state.state.version == sat
     await asyncio.sleep((deadline - timezone.now()).total_seconds() + 0.3)
     await actor.tell(lambda loaded: flow.Expire(sat))  # and once more through the mailbox, to be sure
     assert await db(timeouts, table) == 1
     assert await db(version_of, table) == expired
-    assert actor.loaded is None or actor.loaded.state.version == expired
+    assert actor.state is None or actor.state.state.version == expired
 
 
 # --- the fence as the first statement of the write pipeline (PostgreSQL) ---------------------------------
@@ -316,8 +317,8 @@ def test_the_fence_in_the_pipeline_catches_another_writer(table, alice, bob, car
     # it again on the table as it is.
     assert actor.handle(actors.player_action(carol, {"action": "sit", "seat": 3}, seen)) == seen + 2
     assert firsts == [True, True]
-    assert comparable(actor.loaded.state) == recovered(table)
-    assert {n: seat.player.id for n, seat in actor.loaded.state.seats.items() if seat.player} == {
+    assert comparable(actor.state.state) == recovered(table)
+    assert {n: seat.player.id for n, seat in actor.state.state.seats.items() if seat.player} == {
         1: alice.pk,
         2: bob.pk,
         3: carol.pk,
@@ -350,7 +351,7 @@ def test_a_fence_miss_reported_while_the_pipeline_is_sent_ends_the_pipeline_clea
         assert actor.handle(actors.player_action(carol, {"action": "sit", "seat": 3}, seen)) == seen + 2
     assert answered == [True]
     assert [record.getMessage() for record in caplog.records if record.name.startswith("psycopg")] == []
-    assert comparable(actor.loaded.state) == recovered(table)
+    assert comparable(actor.state.state) == recovered(table)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -362,7 +363,7 @@ async def test_the_sweep_leaves_a_deadline_to_this_processs_actor_unless_it_is_o
     await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
     )
-    deadline = actors._actors[table.pk].loaded.state.deadline
+    deadline = actors.BlackjackActor.actors[table.pk].state.state.deadline
     assert await db(clock.sweep, now=deadline) == 0
     # Overdue past the grace (the actor is stuck, say), the sweep applies it, fenced like the actor.
     late = deadline + live_clock.OWNED_GRACE
@@ -381,7 +382,7 @@ async def test_the_sweep_applies_a_deadline_this_processs_actor_does_not_know_of
     sat = await actors.perform(
         table_id=table.pk, user=alice, action={"action": "sit", "seat": 1}, expected_version=0
     )
-    actor = actors._actors[table.pk]
+    actor = actors.BlackjackActor.actors[table.pk]
     # Another writer moves the table on behind the actor's back: its timer is set for a version gone by.
     await db(
         services.perform,

@@ -9,10 +9,11 @@ import pytest
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from blackjack import actors, broadcast, clock, flow
+from blackjack import actors, broadcast, flow
 from blackjack.models import Phase, Seat, Table, TableEvent
 from blackjack.viewmodel import build_table_view
 from cards.errors import Refused
+from live import clock
 from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -177,7 +178,9 @@ def test_an_expiry_keyed_on_an_old_version_does_nothing(table, alice, act):
     stale = fresh(table).version
     act(table, alice, "ready")  # any change bumps the version
     t = fresh(table)
-    assert clock.claim(table.pk, stale, now=t.deadline + timedelta(seconds=1)) == 0
+    claimant = actors.BlackjackActor(table.pk, marks_on_load=False)
+    later = t.deadline + timedelta(seconds=1)
+    assert clock.claim(Table, claimant, stale, now=later, registry=actors.BlackjackActor.actors) == 0
     assert fresh(table).version == t.version
 
 
@@ -294,8 +297,8 @@ def test_a_disconnected_player_in_a_round_plays_out_by_timeouts_then_leaves(
     assert fresh(table).current_round.seats == [2]
 
 
-def test_the_clock_thread_applies_a_due_deadline(transactional_db, table, alice, act, monkeypatch):
-    monkeypatch.setenv("TABLE_CLOCK", "1")
+def test_the_clock_thread_applies_a_due_deadline(transactional_db, table, alice, act, settings):
+    settings.LIVE_TIMERS = True
     act(table, alice, "sit", seat=1)
     Table.objects.filter(pk=table.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     assert clock.start()
@@ -309,10 +312,8 @@ def test_the_clock_thread_applies_a_due_deadline(transactional_db, table, alice,
     assert fresh(table).current_round.number == 2
 
 
-def test_the_clock_stays_off_under_pytest_unless_asked(monkeypatch):
-    monkeypatch.delenv("TABLE_CLOCK", raising=False)
-    assert clock.enabled() is False
-    monkeypatch.setenv("TABLE_CLOCK", "0")
+def test_the_clock_stays_off_where_the_timers_are_off(settings):
+    settings.LIVE_TIMERS = False
     assert clock.start() is False
 
 

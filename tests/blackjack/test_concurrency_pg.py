@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from blackjack import clock, services
+from blackjack import services
 from blackjack.models import Table
+from live import clock
 from tests.blackjack.conftest import deal_cards
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

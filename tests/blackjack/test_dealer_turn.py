@@ -108,7 +108,7 @@ def play_to_the_dealers_turn(table, alice, bob, scripted_shoe, at):
         (bob, "stand", {}),
     ]
     for user, name, args in script:
-        version = actor.loaded.state.version if actor.loaded is not None else 0
+        version = actor.state.state.version if actor.state is not None else 0
         actor.handle(actors.player_action(user, {"action": name, **args}, version), now=at)
     return actor
 
@@ -124,7 +124,7 @@ def test_the_actor_commits_the_round_once_and_its_frames_follow_the_clock(
 ):
     settled_at = timezone.now().replace(microsecond=0)
     actor = play_to_the_dealers_turn(table, alice, bob, scripted_shoe, settled_at)
-    version = actor.loaded.state.version
+    version = actor.state.state.version
     assert balance(alice) == 10_000 + 100
     assert balance(bob) == 10_000 - 50
     shown = frames(actor.view, settled_at)
@@ -159,7 +159,7 @@ def test_the_actor_commits_the_round_once_and_its_frames_follow_the_clock(
     assert actor.deadline() == (version, deadline)
     assert actor.expire(version, now=deadline - timedelta(milliseconds=1)) == 0
     assert actor.expire(version, now=deadline) >= 1
-    assert actor.loaded.state.phase == "betting"
+    assert actor.state.state.phase == "betting"
     assert actor.expire(version, now=deadline) == 0
 
 

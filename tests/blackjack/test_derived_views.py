@@ -17,12 +17,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts import services as wallet
-from blackjack import actors, clock, services, viewmodel
+from blackjack import actors, services, viewmodel
 from blackjack.engine.rules import PRESETS
 from blackjack.engine.strategy import basic_strategy
 from blackjack.models import Table
 from blackjack.services import load
 from cards.errors import Refused
+from live import clock
 from tests.blackjack.conftest import deal_cards, sockets_open
 from tools.loadtest.bot import next_action
 
@@ -39,11 +40,11 @@ def comparable(state):
     return state
 
 
-def assert_same_as_read(actor: actors.TableActor, viewers) -> None:
+def assert_same_as_read(actor: actors.BlackjackActor, viewers) -> None:
     """The actor's state and views equal what the database gives now."""
     with transaction.atomic():
-        assert comparable(actor.loaded.state) == load.begin(actor.table_id).state
-    held, read = actor.view, viewmodel.read_shared(actor.table_id)
+        assert comparable(actor.state.state) == load.begin(actor.key).state
+    held, read = actor.view, viewmodel.read_shared(actor.key)
     assert held.version == read.version
     assert held.table_json == read.table_json  # the bytes every JSON viewer is sent
     assert held.view_table == read.view_table
@@ -98,7 +99,7 @@ class Games:
             assert_same_as_read(actor, [*self.players, AnonymousUser()])
             self.compared += 1
 
-    def told(self, actor: actors.TableActor, version: int | None) -> None:
+    def told(self, actor: actors.BlackjackActor, version: int | None) -> None:
         """A socket's opening or closing went to the table's owner: compare if it marked a seat."""
         if version is not None:
             assert_same_as_read(actor, [*self.players, AnonymousUser()])

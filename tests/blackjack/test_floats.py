@@ -1,6 +1,6 @@
-"""Each table's house float (`tables.services.floats`): funded when the table is made, every bet and payment
-of the table against it (never the house's row), a float that cannot cover a settlement topped up in the
-settlement's own transaction (on the services and the actor paths), swept back to the house when the table
+"""Each table's house float (`blackjack.services.floats`): funded when the table is made, every bet and
+payment of the table against it (never the house's row), a float that cannot cover a settlement topped up in
+the settlement's own transaction (on the services and the actor paths), swept back to the house when the table
 closes, rebalanced in the background; the audit sums every wallet, floats included, to zero."""
 
 import pytest

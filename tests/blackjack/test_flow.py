@@ -9,11 +9,12 @@ from django.utils import timezone
 
 from accounts.audit import audit_ledger
 from accounts.models import Wallet
-from blackjack import actors, clock, flow, selectors
+from blackjack import actors, flow, selectors
 from blackjack.engine import round as engine
 from blackjack.engine.rules import PRESETS
 from blackjack.models import Phase, Round, Seat, Table, TableEvent
 from cards.errors import Refused
+from live import clock
 from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db

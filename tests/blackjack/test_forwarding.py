@@ -1,4 +1,5 @@
-"""Every command for a table reaches its one owner (`tables.remote`, `live.forward`), on the in-memory layer.
+"""Every command for a table reaches its one owner (`blackjack.remote`, `live.forward`), on the in-memory
+layer.
 
 Two "processes" in one test: the test's own (`live.process`, where the player's socket is) and a fake owner,
 a second receiver under another name that the table row names as the lease holder. A command on the
@@ -71,7 +72,11 @@ async def test_a_players_commands_on_a_non_owner_are_applied_by_the_owner(make_t
     try:
         sat = await move(client, "sit", seat=1)
         assert sat["you"]["seats"] == [1]
-        assert actors._actors[table.pk].loaded.state.version == sat["v"] == await db(version_of, table)
+        assert (
+            actors.BlackjackActor.actors[table.pk].state.state.version
+            == sat["v"]
+            == await db(version_of, table)
+        )
 
         # A refusal keeps its code, and changes nothing.
         await client.send({"action": "bet", "amount": 5, "v": sat["v"]})
@@ -85,7 +90,11 @@ async def test_a_players_commands_on_a_non_owner_are_applied_by_the_owner(make_t
         bet = await move(client, "bet", amount=20)
         assert bet["table"]["seats"][0]["bet"] == 20
         assert [body["op"] for body in owner_log] == ["presence", "act", "act", "act", "act"]
-        assert actors._actors[table.pk].loaded.state.version == bet["v"] == await db(version_of, table)
+        assert (
+            actors.BlackjackActor.actors[table.pk].state.state.version
+            == bet["v"]
+            == await db(version_of, table)
+        )
 
         # A chat line is posted by the owner, and arrives.
         await client.send({"action": "chat", "text": "hello", "v": bet["v"]})
@@ -153,14 +162,14 @@ async def test_a_lost_owner_gives_unavailable_and_the_table_is_then_taken_over(
         assert refused["code"] == "unavailable"
         assert "retry" in refused["message"].lower()
         assert await db(version_of, table) == 0
-        assert table.pk not in actors._actors
+        assert table.pk not in actors.BlackjackActor.actors
 
         # The lease runs out: the next command finds no owner, and this process's actor takes the table.
         await db(lambda: Table.objects.filter(pk=table.pk).update(lease_until=timezone.now()))
         await client.send(frame)
         state = await client.until_version(1)
         assert state["you"]["seats"] == [1]
-        assert actors._actors[table.pk].loaded.state.version == 1
+        assert actors.BlackjackActor.actors[table.pk].state.state.version == 1
     finally:
         await client.close()
 
@@ -212,17 +221,17 @@ async def test_a_command_goes_to_the_owner_that_the_actors_load_names(
     try:
         await db(lease, table, OWNER)
         forward.listen(OWNER)
-        load = actors.TableActor._load
+        load = actors.BlackjackActor.load
         refused = []
 
         def load_once_owned_elsewhere(actor):
             # What loading does when another live process holds the lease (the owner module's acquisition).
             if not refused:
-                refused.append(actor.table_id)
-                raise OwnedElsewhere(actor.table_id, OWNER)
+                refused.append(actor.key)
+                raise OwnedElsewhere(actor.key, OWNER)
             return load(actor)
 
-        monkeypatch.setattr(actors.TableActor, "_load", load_once_owned_elsewhere)
+        monkeypatch.setattr(actors.BlackjackActor, "load", load_once_owned_elsewhere)
         actors.forget_actors()
         state = await move(client, "sit", seat=1)
         assert state["you"]["seats"] == [1]
@@ -245,7 +254,7 @@ async def test_the_lobbys_one_click_seat_goes_to_the_owners_actor(make_table, al
     response = await sync_to_async(sit_from_the_lobby, thread_sensitive=False)()
     assert response.status_code == 302
     assert [body["op"] for body in owner_log] == ["act"]
-    seated = actors._actors[table.pk].loaded.state.seats
+    seated = actors.BlackjackActor.actors[table.pk].state.state.seats
     assert {number: seat.player.id for number, seat in seated.items() if seat.player} == {1: alice.pk}
     held = await db(
         lambda: list(Table.objects.get(pk=table.pk).seat_set.filter(user=alice).values_list("number"))
@@ -265,10 +274,10 @@ async def test_staff_edits_go_to_the_owners_actor(make_table, alice, owner_log):
         changed = await staff(services.update_table)(
             table_id=table.pk, preset=preset, min_bet=20, max_bet=400
         )
-        actor = actors._actors[table.pk]
+        actor = actors.BlackjackActor.actors[table.pk]
         closed = await staff(services.close_table)(table_id=table.pk)
-        assert actor.loaded.state.version == closed == changed + 1
-        assert not actor.loaded.state.settings.is_open
+        assert actor.state.state.version == closed == changed + 1
+        assert not actor.state.state.settings.is_open
         assert [body["op"] for body in owner_log[-2:]] == ["settings", "close"]
         row = await db(Table.objects.get, pk=table.pk)
         assert (row.preset_id, row.min_bet, row.max_bet, row.is_open) == (preset.pk, 20, 400, False)
@@ -287,7 +296,7 @@ async def test_staff_edits_go_to_the_owners_actor(make_table, alice, owner_log):
         await move(client, "sit", seat=1)  # closing stood her up
         assert await staff(services.release_user_seats)(user=alice) == 1
         assert [body["op"] for body in owner_log[-3:]] == ["reopen", "act", "release"]
-        assert actor.loaded.state.settings.is_open
+        assert actor.state.state.settings.is_open
         assert await db(lambda: Table.objects.get(pk=table.pk).seat_set.filter(user=alice).count()) == 0
     finally:
         await client.close()

@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from blackjack import actors
 from blackjack.models import Table
-from cards.errors import Refused
 from live import lease, process
 from live.lease import LEASE_SECONDS, OwnedElsewhere
 
@@ -89,8 +88,8 @@ def test_a_released_lease_is_free_at_once_and_its_epoch_stays(table):
 
 def test_no_lease_for_a_missing_table():
     assert lease.acquire(Table, 987654, now=at(0)) is None
-    with pytest.raises(Refused):
-        actors.TableActor(987654).handle(lambda loaded: None)
+    with pytest.raises(Table.DoesNotExist):
+        actors.BlackjackActor(987654).handle(lambda loaded: None)
 
 
 def test_the_actor_takes_the_lease_when_it_loads(table, alice):
@@ -105,7 +104,7 @@ def test_an_actor_cannot_load_a_table_another_process_owns(table, alice):
     with pytest.raises(OwnedElsewhere) as owned:
         actors.actor_for(table.pk).handle(actors.player_action(alice, {"action": "sit", "seat": 1}, 0))
     assert owned.value.owner == OTHER
-    assert table.pk not in actors._actors
+    assert table.pk not in actors.BlackjackActor.actors
     assert version_of(table) == 0
 
 
@@ -118,8 +117,8 @@ def test_the_fence_refuses_a_stale_epoch_even_at_the_same_version(table, alice, 
     with pytest.raises(OwnedElsewhere):
         actor.handle(actors.player_action(bob, {"action": "sit", "seat": 2}, seen))
     assert version_of(table) == seen  # nothing committed
-    assert actor.loaded is None  # dropped
-    assert table.pk not in actors._actors
+    assert actor.state is None  # dropped
+    assert table.pk not in actors.BlackjackActor.actors
     assert lease_of(table)[:2] == (OTHER, 2)
 
 
@@ -128,5 +127,5 @@ def test_renewing_drops_the_actors_whose_lease_was_lost(make_table, alice):
     for table in (kept, taken):
         actors.actor_for(table.pk).handle(actors.player_action(alice, {"action": "sit", "seat": 1}, 0))
     lease.acquire(Table, taken.pk, now=timezone.now() + timedelta(seconds=LEASE_SECONDS), me=OTHER)
-    assert actors.renew_leases() == {taken.pk}
-    assert set(actors._actors) == {kept.pk}
+    assert actors.BlackjackActor.renew_leases() == {taken.pk}
+    assert set(actors.BlackjackActor.actors) == {kept.pk}

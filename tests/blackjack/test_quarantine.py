@@ -1,9 +1,9 @@
-"""Quarantine (`tables.services.quarantine`): a table whose commands keep failing outside the engine (here a
-settlement whose write raises, injected) is stopped after `FAILURES` in a row on every path (a player's
-action through the services or the table actor, the clock's expiry through the services or the actor's
-timer): the round is voided and every stake refunded exactly, everyone stands up, the table is closed and
-marked for staff with the reason, the players read a notice, an error with the traceback is logged; staff
-reopening it clears it. A single failure does not quarantine."""
+"""Quarantine (`live.quarantine`, blackjack's stop: `blackjack.services.quarantine`): a table whose commands
+keep failing outside the engine (here a settlement whose write raises, injected) is stopped after `FAILURES`
+in a row on every path (a player's action through the services or the table actor, the clock's expiry through
+the services or the actor's timer): the round is voided and every stake refunded exactly, everyone stands up,
+the table is closed and marked for staff with the reason, the players read a notice, an error with the
+traceback is logged; staff reopening it clears it. A single failure does not quarantine."""
 
 import logging
 from datetime import timedelta
@@ -13,9 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from blackjack import actors, clock, services
+from blackjack import actors, services
 from blackjack.models import Phase, Round, Seat, Table, TableEvent
-from blackjack.services import quarantine, store
+from blackjack.services import store
+from blackjack.services.quarantine import NOTICE as TABLE_NOTICE
+from live import clock, quarantine
 from live.lease import OwnedElsewhere
 from tests.blackjack.conftest import deal_cards
 
@@ -75,9 +77,9 @@ def through_services(table, user):
 
 
 def through_actor(table, user):
-    """One command as the actor's mailbox applies it (`TableActor._apply`, on its database thread)."""
+    """One command as the actor's mailbox applies it (`TableActor.apply`, on its database thread)."""
     build = actors.player_action(user, {"action": "stand"}, version_of(table))
-    return actors.actor_for(table.pk)._apply(build)
+    return actors.actor_for(table.pk).apply(build)
 
 
 def assert_quarantined(table, alice, bob, balance):
@@ -88,7 +90,7 @@ def assert_quarantined(table, alice, bob, balance):
     assert Round.objects.get(table=table, number=1).voided
     assert (balance(alice), balance(bob)) == (10_000, 10_000)  # every stake back, nothing else
     assert not Seat.objects.filter(table=table, user__isnull=False).exists()
-    assert TableEvent.objects.filter(table=table, text=quarantine.NOTICE).exists()
+    assert TableEvent.objects.filter(table=table, text=TABLE_NOTICE).exists()
     assert audit_ledger().ok
 
 
@@ -101,7 +103,7 @@ def test_a_players_command_failing_three_times_quarantines_the_table(
             path(dealt, bob)
         assert Table.objects.get(pk=dealt.pk).phase == Phase.PLAYING  # nothing written, stakes held
     with (
-        caplog.at_level(logging.ERROR, logger="blackjack.services.quarantine"),
+        caplog.at_level(logging.ERROR, logger="live.quarantine"),
         pytest.raises(quarantine.Quarantined) as refused,
     ):
         path(dealt, bob)
@@ -151,10 +153,10 @@ def test_a_table_whose_voiding_fails_too_is_closed_with_its_stakes_held(
     assert refused.value.message == quarantine.STUCK_NOTICE
     table = Table.objects.get(pk=dealt.pk)
     assert (table.is_open, table.deadline, table.version) == (False, None, version + 1)
-    assert "voiding the round failed too" in table.quarantine_reason
+    assert "stopping it failed too" in table.quarantine_reason
     assert (balance(alice), balance(bob)) == (9_900, 9_950)  # held in the round, for staff
     assert not Round.objects.get(table=table, number=1).voided
-    assert "voiding its round failed" in caplog.text
+    assert "stopping it failed; closed with the stakes held" in caplog.text
     assert audit_ledger().ok
 
 
@@ -184,7 +186,7 @@ def test_a_database_that_cannot_be_reached_is_not_the_tables_fault(table):
     from django.db import OperationalError
 
     for _ in range(quarantine.FAILURES + 1):
-        assert quarantine.failed(table.pk, OperationalError("connection refused")) is None
+        assert quarantine.failed("blackjack", table.pk, OperationalError("connection refused")) is None
     assert Table.objects.get(pk=table.pk).quarantined_at is None
 
 
@@ -218,5 +220,5 @@ def test_a_lease_another_process_holds_is_no_failure_of_the_table(table):
 
     for _ in range(quarantine.FAILURES):
         with pytest.raises(OwnedElsewhere):
-            quarantine.watch(table.pk, owned_elsewhere)
+            quarantine.watch("blackjack", table.pk, owned_elsewhere)
     assert Table.objects.get(pk=table.pk).quarantined_at is None

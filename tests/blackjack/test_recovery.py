@@ -7,10 +7,11 @@ from django.urls import reverse
 from accounts import services as accounts
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from blackjack import clock, selectors, services
+from blackjack import selectors, services
 from blackjack.engine.shoe import dealing_order
 from blackjack.models import Phase, Round, Seat, Shoe, Table, TableEvent
 from cards.errors import Refused
+from live import clock
 from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
-"""How viewers learn of changes (`tables.broadcast`): an actor's commit reaches the viewers of this process as
-the shared view part it built from memory, without a read; a change made another way is read once for all of
-them; the other processes get only content-free notices over the channel layer, which they use only as a
+"""How viewers learn of changes (`blackjack.broadcast`): an actor's commit reaches the viewers of this process
+as the shared view part it built from memory, without a read; a change made another way is read once for all
+of them; the other processes get only content-free notices over the channel layer, which they use only as a
 reason to read. (That a refused change sends nothing is tested in test_clock.py.)"""
 
 import asyncio

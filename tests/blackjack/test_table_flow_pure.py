@@ -1,4 +1,4 @@
-"""The table flow without a database: `tables.flow.decide` over hand-built table states.
+"""The table flow without a database: `blackjack.flow.decide` over hand-built table states.
 
 Seats, bets, the deal, insurance, play, settlement, the ready check, leaving, deadlines and refusals, each
 checked on the outcome `decide` returns (the new state, chips, log rows, events). A refusal returns the state

@@ -1,6 +1,6 @@
 """The table's live partials and template filters, rendered from hand-built view dicts (no database).
 
-The dicts follow the view-model shape of `tables.viewmodel.build_table_view`; `test_views.py` renders the
+The dicts follow the view-model shape of `blackjack.viewmodel.build_table_view`; `test_views.py` renders the
 same templates from real views.
 """
 

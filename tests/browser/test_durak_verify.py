@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser]
 def finished_game(player) -> DurakGame:
     table = open_durak_table(player, name="Verify corner", rated=False, turn_seconds=60)
     durak_actor.forget_actors()
-    with override_settings(DURAK_TIMERS=False):
+    with override_settings(LIVE_TIMERS=False):
         play_out(seat_and_start(table, player, bots=1), {0: player})
     durak_actor.forget_actors()
     return DurakGame.objects.get(table=table)

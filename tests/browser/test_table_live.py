@@ -8,8 +8,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from blackjack import broadcast, clock, services
+from blackjack import broadcast, services
 from blackjack.models import Seat, Table
+from live import clock
 from tests.browser.table_support import (
     LONG_WINDOW,
     act,

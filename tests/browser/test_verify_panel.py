@@ -8,10 +8,11 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from blackjack import clock, services
+from blackjack import services
 from blackjack.engine.rules import PRESETS
 from blackjack.engine.shoe import dealing_order, shuffled_shoe
 from blackjack.models import RulePreset, Table
+from live import clock
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

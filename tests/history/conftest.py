@@ -14,8 +14,8 @@ def play_round(act, django_capture_on_commit_callbacks):
 
     from django.utils import timezone
 
-    from blackjack import clock
     from blackjack.models import Phase, Seat, Table
+    from live import clock
 
     moment = [timezone.now()]
 

@@ -68,7 +68,7 @@ class Server:
             "REDIS_URL": redis_url if redis_url is not None else os.environ.get("REDIS_URL", ""),
             "SECRET_KEY": settings.SECRET_KEY,  # sessions made by the tests are signed with it
             "DEBUG": "1",
-            "TABLE_CLOCK": "1",
+            "LIVE_TIMERS": "1",
             "LOG_LEVEL": "WARNING",
             **extra_env,
         }

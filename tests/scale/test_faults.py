@@ -229,7 +229,7 @@ def snapshot(table_id: int) -> tuple:
 
 @pytest.mark.postgres
 def test_database_outage_refuses_actions_clearly_and_changes_nothing(servers, fault_role):
-    server = servers(db_user=fault_role, TABLE_CLOCK="0")  # no deadline may fire while the test looks
+    server = servers(db_user=fault_role, LIVE_TIMERS="0")  # no deadline may fire while the test looks
     fixture = prepare(run_id="dbdown", tables=1, players=2)
     table_id = fixture.table_ids[0]
     crew = Crew(fixture, [server.url])

@@ -1,6 +1,6 @@
 """A player whose socket is on a process that does not own the table plays through the owner: two Daphne
 processes on PostgreSQL and Redis, the table's lease held by the first, the player's socket on the second.
-Every command crosses the channel layer to the owner (`tables.remote`); when the owner stops answering the
+Every command crosses the channel layer to the owner (`blackjack.remote`); when the owner stops answering the
 player is told `unavailable`, and the command the owner applies once it is back is applied once: its retry
 is refused as stale. A staff edit reaches the owner's actor as well."""
 
@@ -35,8 +35,8 @@ def version_of(table_id: int) -> int:
 def test_a_player_on_a_non_owner_plays_through_the_owner_and_each_action_is_applied_once(servers):
     name = f"live.scale-owner-{secrets.token_hex(4)}"
     # No clock: every change of the table is a command of the player's, and nothing writes beside the owner.
-    owner = servers(LIVE_PROCESS=name, TABLE_CLOCK="0")
-    other = servers(TABLE_CLOCK="0")
+    owner = servers(LIVE_PROCESS=name, LIVE_TIMERS="0")
+    other = servers(LIVE_TIMERS="0")
     fixture = prepare(run_id="forward", tables=1, players=1)
     table_id = fixture.table_ids[0]
     Table.objects.filter(pk=table_id).update(

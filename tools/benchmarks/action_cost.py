@@ -5,10 +5,10 @@
     .venv/bin/python -m tools.benchmarks.action_cost --actions 2000 --players 5 --profile cost.prof
     .venv/bin/python -m tools.benchmarks.action_cost --actor --format html
 
-Bots of one table play basic strategy through `tables.services.perform` (as the consumer calls it; with
-`--actor`, through the table's actor, `tables.actors`, which keeps the table's state in memory), and after
+Bots of one table play basic strategy through `blackjack.services.perform` (as the consumer calls it; with
+`--actor`, through the table's actor, `blackjack.actors`, which keeps the table's state in memory), and after
 every action each seated player's view is built as the consumers of the process get it, in JSON (or, with
-`--format html`, as the browser's HTML fragments, `tables.rendering`): from the shared part the actor built
+`--format html`, as the browser's HTML fragments, `blackjack.rendering`): from the shared part the actor built
 from memory, or (services) from the shared part read once from the database.
 Prints the milliseconds of CPU and the SQL statements (each one of a pipeline counted) per action, split into
 the action itself and the views (and the actions that ended a round, which settle it, apart), and on a local
@@ -161,7 +161,7 @@ def main() -> None:
             action_statements += statements_of_action
             before = executed[0]
             views = {}
-            # As the viewers of the process get it (`tables.broadcast`): the actor's shared part, or the
+            # As the viewers of the process get it (`blackjack.broadcast`): the actor's shared part, or the
             # one read for all of them; each viewer adds its own part.
             shared = actors.actor_for(table.pk).view if args.actor else read_shared(table.pk)
             assert shared.version == version

@@ -38,7 +38,7 @@ from tools.loadtest.page import JsonFormat
 from tools.loadtest.stats import Recorder
 
 CONNECT_TIMEOUT = 30.0  # as long as the cluster gives a handshake (scripts/run-cluster.sh)
-#: The server's per-connection limit: at most this many frames in any second (`tables.consumers.FloodGuard`).
+#: The server's per-connection limit: at most this many frames in any second (`live.consumer.FloodGuard`).
 RATE_LIMIT = 20
 RATE_WINDOW = 1.05  # seconds, with a margin for the two clocks
 #: Refusals after which the action was not applied and no newer state follows: the bot sends it again.

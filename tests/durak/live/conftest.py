@@ -20,7 +20,7 @@ SERVER_SEED = "ab" * 32
 @pytest.fixture(autouse=True)
 def _no_durak_actors_kept():
     durak_actor.forget_actors()
-    with override_settings(DURAK_TIMERS=False, DURAK_BOT_SECONDS=0.0):
+    with override_settings(LIVE_TIMERS=False, DURAK_BOT_SECONDS=0.0):
         yield
     durak_actor.forget_actors()
 
@@ -90,8 +90,8 @@ def play_out(actor, users: dict[int, object]) -> None:
     from durak import bot
     from durak.table import Expire
 
-    while actor.table.status == "playing":
-        table = actor.table
+    while actor.state.status == "playing":
+        table = actor.state
         seat = table.to_act()
         user = users.get(seat)
         if user is None:

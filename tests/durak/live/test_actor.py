@@ -29,18 +29,18 @@ def stored(table_id):
 def test_the_state_in_memory_equals_the_stored_state_after_every_command(open_durak, alice):
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
-    assert actor.table == stored(table.pk)
+    assert actor.state == stored(table.pk)
     steps = 0
-    while actor.table.status == "playing" and steps < 6:
-        version = actor.table.version
-        seat = actor.table.to_act()
-        if actor.table.seats[seat].is_bot:
+    while actor.state.status == "playing" and steps < 6:
+        version = actor.state.version
+        seat = actor.state.to_act()
+        if actor.state.seats[seat].is_bot:
             actor.handle(Expire(version))
         else:
-            move = bot.choose(actor.table.game.state, seat)
+            move = bot.choose(actor.state.game.state, seat)
             actor.handle(Act(alice.pk, {k: v for k, v in move.items() if k != "player"}))
-        assert actor.table.version == version + 1
-        assert actor.table == stored(table.pk)
+        assert actor.state.version == version + 1
+        assert actor.state == stored(table.pk)
         steps += 1
     assert DurakAction.objects.count() == steps
 
@@ -48,7 +48,7 @@ def test_the_state_in_memory_equals_the_stored_state_after_every_command(open_du
 def test_a_refusal_changes_nothing(open_durak, alice, bob):
     table = open_durak()
     actor = seat_and_start(table, alice, bob)
-    before = actor.table
+    before = actor.state
     state = before.game.state
     leader, waiting = (alice, bob) if state.attacker == 0 else (bob, alice)
     not_held = state.hands[1 - state.attacker][0]  # a card of the other hand
@@ -64,7 +64,7 @@ def test_a_refusal_changes_nothing(open_durak, alice, bob):
         with pytest.raises(Refused) as refused:
             actor.handle(command)
         assert refused.value.code == code, command
-        assert actor.table is before
+        assert actor.state is before
         assert stored(table.pk) == before
     assert DurakAction.objects.count() == 0
 
@@ -72,10 +72,10 @@ def test_a_refusal_changes_nothing(open_durak, alice, bob):
 def test_one_fenced_write_per_command(open_durak, alice):
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
-    if actor.table.to_act() == 0:  # alice leads: she plays first, so that the bot's move is next
-        move = bot.choose(actor.table.game.state, 0)
+    if actor.state.to_act() == 0:  # alice leads: she plays first, so that the bot's move is next
+        move = bot.choose(actor.state.game.state, 0)
         actor.handle(Act(alice.pk, {k: v for k, v in move.items() if k != "player"}))
-    version = actor.table.version
+    version = actor.state.version
     with CaptureQueriesContext(connection) as queries:
         assert actor.handle(Expire(version)) == version + 1
     writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
@@ -103,7 +103,7 @@ def test_a_change_by_another_writer_is_caught_by_the_fence(open_durak, alice, bo
 def test_an_expiry_is_applied_once(open_durak, alice):
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
-    version = actor.table.version
+    version = actor.state.version
     later = timezone.now() + timedelta(minutes=5)
     assert actor.handle(Expire(version), now=later) == version + 1  # the bot (or the table for alice) moves
     assert actor.handle(Expire(version), now=later) is None  # the same deadline again: nothing
@@ -113,10 +113,10 @@ def test_an_expiry_is_applied_once(open_durak, alice):
 def test_a_resent_command_is_applied_once(open_durak, alice, bob):
     table = open_durak()
     actor = seat_and_start(table, alice, bob)
-    state = actor.table.game.state
+    state = actor.state.game.state
     leader = alice if state.attacker == 0 else bob
     card = state.hands[state.attacker][0]
-    command = Act(leader.pk, {"action": "attack", "card": card}, expected=actor.table.version)
+    command = Act(leader.pk, {"action": "attack", "card": card}, expected=actor.state.version)
     actor.handle(command)
     with pytest.raises(Refused, match="moved on"):
         actor.handle(command)
@@ -126,7 +126,7 @@ def test_a_resent_command_is_applied_once(open_durak, alice, bob):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
 async def test_the_turn_timer_moves_for_a_player_who_stalls(open_durak, alice, settings):
-    settings.DURAK_TIMERS = True
+    settings.LIVE_TIMERS = True
     table = await database_sync_to_async(open_durak)(turn_seconds=1)
     actor = durak_actor.actor_for(table.pk)
     await actor.tell(Sit(alice.pk, "Alice"))
@@ -141,10 +141,10 @@ async def test_the_turn_timer_moves_for_a_player_who_stalls(open_durak, alice, s
         raise AssertionError("waited in vain")
 
     # The bot moves at once (DURAK_BOT_SECONDS is 0 here); then it is alice's move, and she stalls.
-    await until(lambda: actor.table.to_act() == 0)
-    version, state = actor.table.version, actor.table.game.state
+    await until(lambda: actor.state.to_act() == 0)
+    version, state = actor.state.version, actor.state.game.state
     await until(lambda: actor.armed_for(version))  # set once the mailbox has served the move
-    await until(lambda: actor.table.version > version)
+    await until(lambda: actor.state.version > version)
     logged = await database_sync_to_async(DurakAction.objects.get)(version=version + 1)
     assert logged.seat == 0
     assert logged.by_bot
@@ -188,11 +188,11 @@ def test_a_player_who_cannot_cover_the_stake_is_refused_and_nothing_moves(open_d
     actor.handle(Sit(alice.pk, "Alice"))
     actor.handle(Sit(bob.pk, "Bob"))
     actor.handle(ready_command(bob))
-    before = actor.table
+    before = actor.state
     with pytest.raises(Refused) as refused:
         actor.handle(start_command(alice))
     assert refused.value.code == "insufficient_chips"
-    assert actor.table is before
+    assert actor.state is None  # a commit that failed drops the memory: the next command reads the table
     assert stored(table.pk) == before
     assert balance(alice) == balance(bob) == 10_000
     assert not DurakGame.objects.exists()
@@ -203,7 +203,7 @@ def test_bots_play_without_chips_so_a_game_against_bots_gives_the_stake_back(ope
     table = open_durak(stake=100)
     actor = seat_and_start(table, alice, bots=1)
     assert balance(alice) == 9_900
-    play_out(actor, {0: alice} if actor.table.seats[0].user_id == alice.pk else {1: alice})
+    play_out(actor, {0: alice} if actor.state.seats[0].user_id == alice.pk else {1: alice})
     game = DurakGame.objects.get()
     assert game.finished
     # Whoever is the fool, no other player won chips: Alice's stake comes back (a bot's seat wins none).
@@ -215,7 +215,7 @@ def test_a_player_who_leaves_is_played_by_the_bot_and_still_settles(open_durak, 
     table = open_durak(stake=50)
     actor = seat_and_start(table, alice, bob)
     actor.handle(Leave(bob.pk))
-    assert actor.table.seats[1].away
+    assert actor.state.seats[1].away
     play_out(actor, {0: alice})  # bob's seat: the bot, through expiries
     game = DurakGame.objects.get()
     assert balance(alice) + balance(bob) == 20_000
@@ -225,14 +225,14 @@ def test_a_player_who_leaves_is_played_by_the_bot_and_still_settles(open_durak, 
 
 
 def test_an_idle_actor_with_a_game_in_play_keeps_its_timer(open_durak, alice, settings):
-    settings.DURAK_TIMERS = True
+    settings.LIVE_TIMERS = True
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
     actor.evict()
-    assert durak_actor._actors.get(table.pk) is actor  # the turn timer still has to ring here
-    play_out(actor, {actor.table.seat_of(alice.pk).number: alice})
+    assert durak_actor.DurakActor.actors.get(table.pk) is actor  # the turn timer still has to ring here
+    play_out(actor, {actor.state.seat_of(alice.pk).number: alice})
     actor.evict()
-    assert table.pk not in durak_actor._actors
+    assert table.pk not in durak_actor.DurakActor.actors
 
 
 @pytest.mark.django_db(transaction=True)
@@ -243,7 +243,7 @@ async def test_a_version_committed_elsewhere_is_loaded_when_announced(open_durak
     await actor.tell(Sit(alice.pk, "Alice"))
     elsewhere = durak_actor.DurakActor(table.pk, marks_on_load=False)  # another process's actor
     await elsewhere.tell(Sit(bob.pk, "Bob"))
-    assert actor.table.version == 1
+    assert actor.state.version == 1
     seen = await durak_actor.seen(table.pk, 2)  # what a viewer here is shown
     assert seen.version == 2
     assert seen.seats[1].user_id == bob.pk
@@ -255,7 +255,7 @@ def test_the_match_carries_to_the_next_game(open_durak, alice, bob, variant):
     actor = seat_and_start(table, alice, bob)
     play_out(actor, {0: alice, 1: bob})
     first = DurakGame.objects.get()
-    match = actor.table.match
+    match = actor.state.match
     assert match.fools == (first.fool,)
     assert stored(table.pk).match == match
     if variant == "passport":
@@ -263,7 +263,7 @@ def test_the_match_carries_to_the_next_game(open_durak, alice, bob, variant):
         assert match.passports == tuple("T" if seat in promoted else "6" for seat in range(2))
     actor.handle(ready_command(bob))
     actor.handle(start_command(alice, seed="cd" * 32))
-    second = actor.table.game
+    second = actor.state.game
     assert second.match == match
     assert second.state.passports == match.passports
     if first.fool is not None:
@@ -273,7 +273,7 @@ def test_the_match_carries_to_the_next_game(open_durak, alice, bob, variant):
 def test_a_version_already_in_the_action_log_is_never_written_twice(open_durak, alice):
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
-    version = actor.table.version
+    version = actor.state.version
     game = DurakGame.objects.get()
     DurakAction.objects.create(game=game, version=version + 1, seat=0, action={"action": "take"})
     with pytest.raises(Refused) as refused:
@@ -290,7 +290,7 @@ def test_a_table_closes_when_its_last_player_leaves_between_games(open_durak, al
     actor.handle(Sit(bob.pk, "Bob"))
     actor.handle(AddBot(alice.pk))
     actor.handle(Leave(alice.pk))
-    assert actor.table.status == "waiting"  # bob is still there
+    assert actor.state.status == "waiting"  # bob is still there
     actor.handle(Leave(bob.pk))
     closed = stored(table.pk)
     assert closed.status == "closed"

@@ -31,7 +31,7 @@ async def db(function, *args, **kwargs):
 
 @pytest.fixture(autouse=True)
 def _no_timers():
-    with override_settings(DURAK_TIMERS=False):
+    with override_settings(LIVE_TIMERS=False):
         yield
 
 
@@ -128,14 +128,14 @@ async def test_a_lost_owner_gives_unavailable_and_the_table_is_then_taken_over(
     await player.send(frame)
     await player.until_version(1)
     assert await db(lease_of, table) == (process.name(), 2, 1)
-    assert durak_actor._actors[table.pk].epoch == 2
+    assert durak_actor.DurakActor.actors[table.pk].epoch == 2
 
 
 async def test_a_free_table_is_owned_by_the_process_its_first_viewer_connects_to(open_durak, alice, connect):
     table = await db(open_durak)
     await connect(table, alice)
     assert (await db(lease_of, table))[:2] == (process.name(), 1)
-    assert durak_actor._actors[table.pk].epoch == 1
+    assert durak_actor.DurakActor.actors[table.pk].epoch == 1
 
 
 async def test_a_forwarded_command_for_a_table_that_is_gone_is_answered_as_gone(open_durak, alice):
@@ -151,4 +151,4 @@ async def test_a_forwarded_command_for_a_table_that_is_gone_is_answered_as_gone(
         }
     )
     assert answer == {"gone": True}
-    assert table.pk not in durak_actor._actors
+    assert table.pk not in durak_actor.DurakActor.actors

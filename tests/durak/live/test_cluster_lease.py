@@ -53,7 +53,7 @@ def test_a_table_another_live_process_owns_is_not_loaded_here(open_durak, alice)
     with pytest.raises(OwnedElsewhere) as owned:
         actor.handle(Sit(alice.pk, "Alice"))
     assert owned.value.owner == OTHER
-    assert table.pk not in durak_actor._actors  # dropped: the next command learns the owner again
+    assert table.pk not in durak_actor.DurakActor.actors  # dropped: the next command learns the owner again
     assert version_of(table.pk) == 0
 
 
@@ -68,7 +68,7 @@ def test_a_write_after_a_take_over_is_fenced_and_the_actor_dropped(open_durak, a
         actor.handle(Sit(bob.pk, "Bob"))  # the same version: only the epoch fences it
     assert version_of(table.pk) == 1
     assert [seat.user_id for seat in durak_actor.load(table.pk).seats] == [alice.pk, None, None]
-    assert table.pk not in durak_actor._actors
+    assert table.pk not in durak_actor.DurakActor.actors
 
 
 def test_the_fence_is_the_version_and_the_epoch(open_durak, alice):
@@ -89,18 +89,18 @@ def test_renewal_extends_the_leases_held_and_drops_the_actors_that_lost_theirs(o
         durak_actor.actor_for(table.pk).handle(Sit(alice.pk, "Alice"))
     later = timezone.now() + timedelta(seconds=LEASE_SECONDS + 1)
     lease.acquire(DurakTable, lost.pk, now=later, me=OTHER)
-    assert durak_actor.renew_leases(now=later) == {lost.pk}
-    assert lost.pk not in durak_actor._actors
-    assert kept.pk in durak_actor._actors
+    assert durak_actor.DurakActor.renew_leases(now=later) == {lost.pk}
+    assert lost.pk not in durak_actor.DurakActor.actors
+    assert kept.pk in durak_actor.DurakActor.actors
     until = DurakTable.objects.values_list("lease_until", flat=True).get(pk=kept.pk)
     assert until == later + timedelta(seconds=LEASE_SECONDS)
 
 
 def test_the_clock_renews_and_sweeps_every_game_it_knows(open_durak, alice, settings):
-    settings.DURAK_TIMERS = True
+    settings.LIVE_TIMERS = True
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
-    deadline = actor.table.deadline
+    deadline = actor.state.deadline
     durak_actor.forget_actors()  # the owner is gone (its lease still runs)
     later = deadline + timedelta(seconds=LEASE_SECONDS + 1)
     assert live_clock.sweep(now=later) >= 1  # blackjack's sweep finds nothing; Durak's applies the deadline
@@ -108,37 +108,37 @@ def test_the_clock_renews_and_sweeps_every_game_it_knows(open_durak, alice, sett
 
 
 def test_a_deadline_nobody_owns_is_applied_by_the_sweep_exactly_once(open_durak, alice, settings):
-    settings.DURAK_TIMERS = True
+    settings.LIVE_TIMERS = True
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
-    version, deadline = actor.table.version, actor.table.deadline
+    version, deadline = actor.state.version, actor.state.deadline
     lease.release(DurakTable, [(table.pk, actor.epoch)])
     durak_actor.forget_actors()  # nobody connected, or the servers restarted
     due = deadline + timedelta(seconds=1)
-    assert durak_actor.sweep(now=due) == 1
+    assert durak_actor.DurakActor.sweep(now=due) == 1
     assert version_of(table.pk) == version + 1
     assert DurakAction.objects.filter(version=version + 1, by_bot=True).count() == 1
     assert lease_of(table.pk)[0] == ""  # handed back
     # The same deadline again (a second process's sweep that read the table before the first wrote): nothing.
-    assert durak_actor.DurakActor(table.pk).expire(version, now=due) is None
+    assert durak_actor.DurakActor(table.pk).expire(version, now=due) == 0
     assert DurakAction.objects.filter(version=version + 1).count() == 1
 
 
 def test_the_sweep_leaves_a_live_owners_table_to_it(open_durak, alice, settings):
-    settings.DURAK_TIMERS = True
+    settings.LIVE_TIMERS = True
     table = open_durak()
     actor = seat_and_start(table, alice, bots=1)
-    version, deadline = actor.table.version, actor.table.deadline
+    version, deadline = actor.state.version, actor.state.deadline
     durak_actor.forget_actors()
     lease.release(DurakTable, [(table.pk, actor.epoch)])
     lease.acquire(DurakTable, table.pk, now=timezone.now(), me=OTHER)  # alive, its timer about to ring
     due = max(deadline, timezone.now()) + timedelta(seconds=1)
-    assert durak_actor.sweep(now=due) == 0
+    assert durak_actor.DurakActor.sweep(now=due) == 0
     assert version_of(table.pk) == version
     # That owner died: once its lease lapsed, the sweep takes the table over, marks Alice gone (the owner's
     # count died with it) and applies the deadline.
     DurakTable.objects.filter(pk=table.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
-    assert durak_actor.sweep(now=due) == 1
+    assert durak_actor.DurakActor.sweep(now=due) == 1
     assert version_of(table.pk) == version + 2
     assert DurakAction.objects.filter(version=version + 2, by_bot=True).count() == 1
     assert lease_of(table.pk) == ("", 3)

@@ -21,7 +21,7 @@ DONE_MARK = 'id="durak-result"'  # a finished game: the seed is out, nothing is 
 
 @pytest.fixture(autouse=True)
 def _bots_move_at_once():
-    with override_settings(DURAK_TIMERS=True, DURAK_BOT_SECONDS=0.0):
+    with override_settings(LIVE_TIMERS=True, DURAK_BOT_SECONDS=0.0):
         yield
 
 

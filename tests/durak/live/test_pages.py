@@ -195,9 +195,9 @@ def test_make_run_seeds_a_durak_table_of_each_variant_that_plays(client, alice, 
     for user in (alice, bob):
         actor.handle(Sit(user.pk, user.public_name))
     actor.handle(ready_command(alice))
-    assert actor.table.status == "waiting"
+    assert actor.state.status == "waiting"
     actor.handle(ready_command(bob))
-    assert actor.table.status == "playing"
+    assert actor.state.status == "playing"
 
     DurakTable.objects.filter(pk=passport.pk).update(status=Status.CLOSED)
     call_command("seed_demo", verbosity=0)

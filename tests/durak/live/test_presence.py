@@ -42,14 +42,14 @@ def test_one_of_two_sockets_closing_starts_no_grace_and_the_last_one_does(open_d
     actor.count_socket(alice.pk, "a2", True)
     actor.count_socket(bob.pk, "b1", True)
     assert gone_of(table) == {alice.pk: None, bob.pk: None}
-    version = actor.table.version
+    version = actor.state.version
     assert actor.count_socket(alice.pk, "a1", False) is None  # her other tab is still open
     assert gone_of(table)[alice.pk] is None
-    assert actor.table.version == version
+    assert actor.state.version == version
     actor.count_socket(alice.pk, "a2", False)
     gone = gone_of(table)[alice.pk]
     assert gone is not None  # her last socket closed: her grace runs
-    assert actor.table.deadline <= gone + timedelta(seconds=durak_actor.DurakActor.grace_seconds)
+    assert actor.state.deadline <= gone + timedelta(seconds=durak_actor.DurakActor.grace_seconds)
     actor.count_socket(alice.pk, "a3", True)  # she is back within the grace
     assert gone_of(table)[alice.pk] is None
 
@@ -76,14 +76,14 @@ async def test_the_sockets_of_a_lost_process_are_forgotten_and_the_grace_then_th
     await db(actor.count_socket, bob.pk, "b1", True)
     await db(actor.count_socket, alice.pk, "there", True, holder=OTHER)
     assert (await db(gone_of, table))[alice.pk] is None
-    assert await actor.lost(OTHER) == actor.table.version
+    assert await actor.lost(OTHER) == actor.state.version
     marks = await db(gone_of, table)
     assert marks[alice.pk] is not None  # the process holding her only socket died: her grace runs
     assert marks[bob.pk] is None
     assert actor.connections.users() == {bob.pk}
     after_grace = marks[alice.pk] + timedelta(seconds=actor.grace_seconds)
-    await db(actor.handle, Expire(actor.table.version), now=after_grace)
-    assert actor.table.seat_of(alice.pk).away  # the bot plays her seat to the game's end
+    await db(actor.handle, Expire(actor.state.version), now=after_grace)
+    assert actor.state.seat_of(alice.pk).away  # the bot plays her seat to the game's end
     assert await actor.lost(OTHER) is None  # nothing more of it to forget
 
 
@@ -117,13 +117,15 @@ def test_a_new_owner_s_marks_refuse_no_action_sent_against_the_version_before_th
 
 @pytest.mark.django_db
 def test_the_sweep_of_a_table_an_actor_here_counts_marks_nobody_it_counts(open_durak, alice, bob, settings):
-    settings.DURAK_TIMERS = True
+    settings.LIVE_TIMERS = True
     table = open_durak()
     actor = seat_and_start(table, alice, bob)
     actor.count_socket(alice.pk, "a1", True)
     actor.count_socket(bob.pk, "b1", True)
-    version, deadline = actor.table.version, actor.table.deadline
-    assert durak_actor.sweep(now=deadline + timedelta(seconds=5)) == 1  # its timer was not armed here
+    version, deadline = actor.state.version, actor.state.deadline
+    assert (
+        durak_actor.DurakActor.sweep(now=deadline + timedelta(seconds=5)) == 1
+    )  # its timer was not armed here
     assert DurakTable.objects.get(pk=table.pk).version == version + 1  # the turn's move, and no marks
     assert gone_of(table) == {alice.pk: None, bob.pk: None}
 
@@ -141,7 +143,7 @@ def test_a_presence_without_its_socket_s_channel_and_process_is_refused(open_dur
         with pytest.raises(Refused) as refused:
             asyncio.run(remote.apply_here({"table": table.pk, "user": alice.pk, **body}))
         assert refused.value.code == "bad_message"
-    assert table.pk not in durak_actor._actors
+    assert table.pk not in durak_actor.DurakActor.actors
     assert DurakTable.objects.get(pk=table.pk).version == 1
     assert gone_of(table) == {alice.pk: None}
 
@@ -211,7 +213,7 @@ async def test_the_owner_forgets_the_sockets_of_a_process_that_does_not_answer(
         await until(lambda: gone_of(table)[alice.pk] is not None)  # her process did not answer the probe
         assert (await db(gone_of, table))[bob.pk] is None  # his does
         assert owner.connections.users() == {bob.pk}
-        assert owner.table.deadline <= timezone.now() + timedelta(seconds=owner.grace_seconds)
+        assert owner.state.deadline <= timezone.now() + timedelta(seconds=owner.grace_seconds)
     finally:
         await forward.stop(OTHER)
         await forward.stop(None)

@@ -35,10 +35,10 @@ def suspend(admin_client, user) -> None:
 
 
 def refused_code(actor, command) -> str:
-    before = actor.table
+    before = actor.state
     with pytest.raises(Refused) as refused:
         actor.handle(command)
-    assert actor.table is before  # nothing changed
+    assert actor.state is before  # nothing changed
     return refused.value.code
 
 
@@ -48,7 +48,7 @@ def test_a_player_suspended_mid_game_is_played_out_by_the_bot_and_can_do_nothing
     table = open_durak(stake=100)
     actor = seat_and_start(table, alice, bob)
     suspend(admin_client, alice)
-    mine = actor.table.seat_of(alice.pk)
+    mine = actor.state.seat_of(alice.pk)
     assert mine.away
     assert mine.barred
     for move in ({"action": "take"}, {"action": "done"}, {"action": "attack", "card": "6s"}):
