@@ -103,29 +103,30 @@ def finished_games(user, limit: int = 50) -> list[DurakGame]:
 
 
 def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> None:
-    """Glicko-2 update, in `variant`, of every player of a finished game (bots are fixed opponents:
-    `glicko.BOT`); in the caller's transaction."""
-    humans = [user for user in players if user is not None]
-    if not humans:
+    """Glicko-2 update, in `variant`, of every player of a finished rated game, scored against the other
+    players only: bots carry no rating and are no opponents (a fixed-rated bot beaten forever would lift a
+    rating without end), so a game with fewer than two players rates nobody. In the caller's transaction."""
+    humans = {seat: user for seat, user in enumerate(players) if user is not None}
+    if len(humans) < 2:
         return
-    for user_id in humans:
+    for user_id in humans.values():
         DurakRating.objects.get_or_create(user_id=user_id, variant=variant)
     rows = {
         row.user_id: row
-        for row in DurakRating.objects.select_for_update().filter(user_id__in=humans, variant=variant)
+        for row in DurakRating.objects.select_for_update().filter(
+            user_id__in=list(humans.values()), variant=variant
+        )
     }
     before = {
         seat: glicko.Rating(rows[user].rating, rows[user].deviation, rows[user].volatility)
-        if user is not None
-        else glicko.BOT
-        for seat, user in enumerate(players)
+        for seat, user in humans.items()
     }
     for seat, results in glicko.game_results(len(players), fool).items():
-        user_id = players[seat]
-        if user_id is None:
+        if seat not in humans:
             continue
-        new = glicko.update(before[seat], [(before[other], score) for other, score in results])
-        row = rows[user_id]
+        against = [(before[other], score) for other, score in results if other in humans]
+        new = glicko.update(before[seat], against)
+        row = rows[humans[seat]]
         row.rating, row.deviation, row.volatility = new.rating, new.deviation, new.volatility
         row.games += 1
         row.fools += seat == fool

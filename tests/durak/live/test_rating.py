@@ -1,0 +1,42 @@
+"""Ratings move only between players: bots carry none and are no opponents, so no number of wins against a
+bot changes a rating, and a game of two players and a bot rates the players against each other alone."""
+
+import pytest
+
+from durak import glicko, services
+from durak.models import DurakGame, DurakRating
+from tests.durak.live.conftest import play_out, seat_and_start
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_hundred_wins_against_a_bot_change_no_rating(alice):
+    for _ in range(100):
+        services.rate((alice.pk, None), 1, variant="podkidnoy")  # the bot is the fool every time
+    assert not DurakRating.objects.filter(user=alice).exists()
+
+
+def test_a_game_against_a_bot_at_a_rated_table_is_unrated(open_durak, alice):
+    actor = seat_and_start(open_durak(rated=True), alice, bots=1)
+    play_out(actor, {actor.table.seat_of(alice.pk).number: alice})
+    game = DurakGame.objects.get()
+    assert game.finished
+    assert not game.rated
+    assert not DurakRating.objects.exists()
+
+
+def test_two_players_and_a_bot_are_rated_against_each_other_only(alice, bob):
+    services.rate((alice.pk, bob.pk, None), 2, variant="podkidnoy")  # the bot is the fool: nobody compared
+    ratings = {row.user_id: row for row in DurakRating.objects.all()}
+    assert {ratings[alice.pk].rating, ratings[bob.pk].rating} == {1500.0}
+    assert ratings[alice.pk].games == ratings[bob.pk].games == 1
+
+    services.rate((alice.pk, bob.pk, None), 1, variant="podkidnoy")  # bob is the fool; alice beat him only
+    alice_before, bob_before = (
+        glicko.Rating(row.rating, row.deviation, row.volatility)
+        for row in (ratings[alice.pk], ratings[bob.pk])
+    )
+    rows = {row.user_id: row for row in DurakRating.objects.all()}
+    assert rows[alice.pk].rating == pytest.approx(glicko.update(alice_before, [(bob_before, 1.0)]).rating)
+    assert rows[bob.pk].rating == pytest.approx(glicko.update(bob_before, [(alice_before, 0.0)]).rating)
+    assert rows[alice.pk].rating > 1500 > rows[bob.pk].rating
