@@ -131,6 +131,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # deadlines and bot moves to explicit expiries (tests).
 DURAK_BOT_SECONDS = float(env_str("DURAK_BOT_SECONDS") or 0.8)
 DURAK_TIMERS = env_bool("DURAK_TIMERS", True)
+# The Durak leaderboard lists a player once they have played rated games against this many different players
+# (a rating traded among a few accounts of one's own stays off it).
+DURAK_LEADERBOARD_MIN_OPPONENTS = env_int("DURAK_LEADERBOARD_MIN_OPPONENTS", 5)
 
 # Channel layer: in-memory by default, Redis when REDIS_URL is set.
 REDIS_URL = env_str("REDIS_URL")

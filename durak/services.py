@@ -1,7 +1,9 @@
 """Opening a Durak table (the one write outside its actor: the table does not live yet) and the reads the
 pages share."""
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, QuerySet
 
 from durak import glicko
 from durak.engine.rules import VARIANTS
@@ -88,11 +90,29 @@ def lobby_rows() -> list[dict]:
 
 
 def leaderboard(variant: str, limit: int = 50) -> list[DurakRating]:
-    """The best rated players of `variant` (one of `VARIANTS`), with their record in it."""
+    """The best rated players of `variant` (one of `VARIANTS`), with their record in it: only those who have
+    played rated games of it against at least DURAK_LEADERBOARD_MIN_OPPONENTS different players, so that a
+    rating fed by a few accounts of one's own stays off the board."""
     if variant not in VARIANTS:
         raise ValueError(f"not a Durak variant: {variant!r}")
-    rows = DurakRating.objects.filter(variant=variant, games__gt=0, user__suspended=False)
+    rows = DurakRating.objects.filter(
+        variant=variant,
+        games__gt=0,
+        user__suspended=False,
+        user_id__in=_met_players(variant, settings.DURAK_LEADERBOARD_MIN_OPPONENTS),
+    )
     return list(rows.select_related("user").order_by("-rating", "pk")[:limit])
+
+
+def _met_players(variant: str, opponents: int) -> QuerySet:
+    """The ids of the users who played finished rated games of `variant` against at least `opponents`
+    different players, as one grouped subquery over the games' participants (bots are none): each seat's
+    game joined to its participants, counted distinct per user, the user among them."""
+    seats = DurakGame.participants.through.objects.filter(
+        durakgame__rated=True, durakgame__finished=True, durakgame__table__variant=variant
+    )
+    met = seats.values("user_id").annotate(met=Count("durakgame__participants", distinct=True))
+    return met.filter(met__gt=opponents).values("user_id")
 
 
 def finished_games(user, limit: int = 50) -> list[DurakGame]:

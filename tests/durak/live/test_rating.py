@@ -1,11 +1,12 @@
 """Ratings move only between players: bots carry none and are no opponents, so no number of wins against a
-bot changes a rating, and a game of two players and a bot rates the players against each other alone."""
+bot changes a rating, and a game of two players and a bot rates the players against each other alone. The
+leaderboard lists only players who have met enough different opponents in rated games."""
 
 import pytest
 
 from durak import glicko, services
 from durak.models import DurakGame, DurakRating
-from tests.durak.live.conftest import play_out, seat_and_start
+from tests.durak.live.conftest import play_out, record_game, seat_and_start
 
 pytestmark = pytest.mark.django_db
 
@@ -40,3 +41,23 @@ def test_two_players_and_a_bot_are_rated_against_each_other_only(alice, bob):
     assert rows[alice.pk].rating == pytest.approx(glicko.update(alice_before, [(bob_before, 1.0)]).rating)
     assert rows[bob.pk].rating == pytest.approx(glicko.update(bob_before, [(alice_before, 0.0)]).rating)
     assert rows[alice.pk].rating > 1500 > rows[bob.pk].rating
+
+
+def test_the_leaderboard_lists_only_players_who_met_enough_different_opponents(
+    open_durak, make_user, alice, settings, django_assert_num_queries
+):
+    settings.DURAK_LEADERBOARD_MIN_OPPONENTS = 5
+    table = open_durak()
+    others = [make_user(name, display_name=name.capitalize()) for name in ("bob", "carol", "dave", "erin")]
+    for _ in range(10):  # many wins, all against one account
+        record_game(table, [alice, others[0]], fool=1)
+    for other in others[1:]:
+        record_game(table, [alice, other], fool=1)
+    frank = make_user("frank", display_name="Frank")
+    record_game(table, [alice, frank], fool=1, rated=False)  # an unrated game counts for nothing
+    with django_assert_num_queries(1):
+        assert services.leaderboard("podkidnoy") == []  # four different opponents: one short
+    record_game(table, [alice, frank, None], fool=1)
+    board = services.leaderboard("podkidnoy")
+    assert [row.user for row in board] == [alice]
+    assert services.leaderboard("perevodnoy") == []  # opponents are counted per variant
