@@ -251,6 +251,12 @@ LOGGING = {
 STARTING_CHIPS = 10_000
 DAILY_GRANT_FLOOR = 1_000
 DAILY_GRANT_INTERVAL_HOURS = 24
+# A new account (joined under NEW_ACCOUNT_DAYS days ago and with fewer than NEW_ACCOUNT_GAMES finished games)
+# stakes at most NEW_ACCOUNT_STAKE_LIMIT chips a game (`accounts.limits`): accounts made to lose their
+# starting chips to one player cannot pass them on in a few games.
+NEW_ACCOUNT_STAKE_LIMIT = env_int("NEW_ACCOUNT_STAKE_LIMIT", 500)
+NEW_ACCOUNT_DAYS = env_int("NEW_ACCOUNT_DAYS", 3)
+NEW_ACCOUNT_GAMES = env_int("NEW_ACCOUNT_GAMES", 10)
 
 # Table limits: the site-wide ceiling of any table's maximum bet, and the default bounds for tables that
 # players open themselves (staff override the latter in the admin's "Open table bounds").

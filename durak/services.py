@@ -2,9 +2,11 @@
 pages share."""
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, QuerySet
 
+from accounts import limits
 from durak import glicko
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
@@ -36,6 +38,8 @@ def open_table(
         mine = DurakTable.objects.filter(created_by=user).exclude(status=Status.CLOSED).count()
         if mine >= MAX_OPEN_TABLES_PER_PLAYER:
             raise Refused("too_many_tables", f"You have {mine} open Durak tables already.")
+    if user is not None:
+        check_stake(user_id=user.pk, stake=stake)
     with transaction.atomic():
         table = DurakTable.objects.create(
             name=name,
@@ -51,6 +55,21 @@ def open_table(
         DurakSeat.objects.bulk_create(DurakSeat(table=table, number=n) for n in range(seats))
         broadcast.lobby_changed_on_commit()
     return table
+
+
+def check_stake(*, user_id: int, stake: int) -> None:
+    """Refuse (`stake_limit`) a stake above what the user may stake on a game (`accounts.limits`), their
+    finished Durak games counted. A stake every account may make reads nothing."""
+    if limits.within_every_limit(stake):
+        return
+    user = get_user_model().objects.get(pk=user_id)
+    played = DurakGame.objects.filter(participants=user_id, finished=True).count
+    limit = limits.stake_limit(user=user, games_played=played)
+    if limit is not None and stake > limit:
+        raise Refused(
+            "stake_limit",
+            f"{user.public_name} cannot stake {stake:,} chips: {limits.limit_reason()}.",
+        )
 
 
 #: The games the lobby can be filtered by (`?game=`).
