@@ -233,6 +233,13 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# Registrations one client may make (`accounts.throttling`), since every account comes with STARTING_CHIPS:
+# per address (IPv4, or an IPv6 /64) within an hour, and per network (IPv4 /24, IPv6 /48) within a day.
+REGISTRATION_LIMIT_PER_ADDRESS = env_int("REGISTRATION_LIMIT_PER_ADDRESS", 3)
+REGISTRATION_ADDRESS_WINDOW_SECONDS = env_int("REGISTRATION_ADDRESS_WINDOW_SECONDS", 3600)
+REGISTRATION_LIMIT_PER_NETWORK = env_int("REGISTRATION_LIMIT_PER_NETWORK", 10)
+REGISTRATION_NETWORK_WINDOW_SECONDS = env_int("REGISTRATION_NETWORK_WINDOW_SECONDS", 24 * 3600)
+
 # Throttling counters live in the cache: shared through Redis when several processes serve the site.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
