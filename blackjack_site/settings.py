@@ -134,6 +134,13 @@ DURAK_TIMERS = env_bool("DURAK_TIMERS", True)
 # The Durak leaderboard lists a player once they have played rated games against this many different players
 # (a rating traded among a few accounts of one's own stays off it).
 DURAK_LEADERBOARD_MIN_OPPONENTS = env_int("DURAK_LEADERBOARD_MIN_OPPONENTS", 5)
+# The staff's report of one-sided chip flows (admin: "Chip flow between players"): pairs of players who
+# finished at least CHIP_FLOW_MIN_GAMES staked Durak games together within CHIP_FLOW_DAYS days, in which at
+# least CHIP_FLOW_MIN_SHARE_PERCENT of the chips between them went one way, CHIP_FLOW_MIN_NET or more net.
+CHIP_FLOW_DAYS = env_int("CHIP_FLOW_DAYS", 90)
+CHIP_FLOW_MIN_GAMES = env_int("CHIP_FLOW_MIN_GAMES", 3)
+CHIP_FLOW_MIN_SHARE_PERCENT = env_int("CHIP_FLOW_MIN_SHARE_PERCENT", 80)
+CHIP_FLOW_MIN_NET = env_int("CHIP_FLOW_MIN_NET", 1_000)
 
 # Channel layer: in-memory by default, Redis when REDIS_URL is set.
 REDIS_URL = env_str("REDIS_URL")

@@ -1,5 +1,9 @@
-"""Opening a Durak table (the one write outside its actor: the table does not live yet) and the reads the
-pages share."""
+"""Opening a Durak table (the one write outside its actor: the table does not live yet), the reads the
+pages share, the rating update and the staff's report of one-sided chip flows between players."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import combinations
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -173,3 +177,58 @@ def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> 
         row.streak = 0 if seat == fool else row.streak + 1
         row.best_streak = max(row.best_streak, row.streak)
         row.save()
+
+
+@dataclass(frozen=True, slots=True)
+class ChipFlow:
+    """The staked games two players finished together and the chips the pots moved between them: `taker`
+    won `taken` chips from `giver` and lost `given` back to them (user ids)."""
+
+    taker: int
+    giver: int
+    games: int
+    taken: int
+    given: int
+    last_played: datetime
+
+    @property
+    def net(self) -> int:
+        return self.taken - self.given
+
+    @property
+    def one_way(self) -> float:
+        """The share of the chips between the two that went to the taker (0 to 1; 0 when none moved)."""
+        moved = self.taken + self.given
+        return self.taken / moved if moved else 0.0
+
+
+def one_sided_flows(*, since: datetime, min_games: int, min_share: float, min_net: int) -> list[ChipFlow]:
+    """The pairs of players whose chips went one way in the staked Durak games they finished together since
+    `since` (accounts made to lose to one player, or to each other in turn): at least `min_games` games,
+    at least `min_share` of the chips between them to one side and a net of `min_net` chips or more;
+    the largest net first, then the latest. One pass over those games: a game's pot pays the fool's stake to
+    the players who went out (`durak.table.settle`), so each of them took `payout - stake` from the fool."""
+    pairs: dict[tuple[int, int], list] = {}  # (lower id, higher id) -> [games, to higher, to lower, last]
+    games = DurakGame.objects.filter(finished=True, stake__gt=0, finished_at__gte=since)
+    rows = games.values_list("players", "payouts", "stake", "fool", "finished_at")
+    for players, payouts, stake, fool, finished_at in rows.iterator(chunk_size=2000):
+        for pair in combinations(sorted({user for user in players if user is not None}), 2):
+            flow = pairs.setdefault(pair, [0, 0, 0, finished_at])
+            flow[0] += 1
+            flow[3] = max(flow[3], finished_at)
+        giver = players[fool] if fool is not None else None
+        if giver is None:
+            continue  # a draw or a bot's loss: every stake went back
+        for taker, payout in zip(players, payouts, strict=True):
+            if taker is not None and taker != giver and payout > stake:
+                flow = pairs[(min(giver, taker), max(giver, taker))]
+                flow[1 if taker > giver else 2] += payout - stake
+    flows = []
+    for (low, high), (played, to_high, to_low, last) in pairs.items():
+        taker, giver, taken, given = (
+            (high, low, to_high, to_low) if to_high >= to_low else (low, high, to_low, to_high)
+        )
+        flow = ChipFlow(taker, giver, played, taken, given, last)
+        if played >= min_games and flow.net >= max(1, min_net) and flow.one_way >= min_share:
+            flows.append(flow)
+    return sorted(flows, key=lambda flow: (-flow.net, -flow.last_played.timestamp()))
