@@ -49,6 +49,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "blackjack_site.middleware.refuse_nul",
+    "blackjack_site.middleware.BusyDatabaseMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -89,7 +90,7 @@ if env_int("CONN_MAX_AGE", 0) != 0:
     raise ImproperlyConfigured("CONN_MAX_AGE must be 0; size the connection pool with DB_POOL_MAX_SIZE")
 #: PostgreSQL connections one server process holds at most (Django's psycopg pool). A request or websocket
 #: message borrows one for its work and gives it back; one that finds them all busy waits up to
-#: DB_POOL_TIMEOUT seconds, then fails (HTTP 500, or `unavailable` on a websocket).
+#: DB_POOL_TIMEOUT seconds, then fails (HTTP 503 with Retry-After, or `unavailable` on a websocket).
 DB_POOL_MIN_SIZE = max(1, env_int("DB_POOL_MIN_SIZE", 2))
 DB_POOL_MAX_SIZE = max(DB_POOL_MIN_SIZE, env_int("DB_POOL_MAX_SIZE", 10))
 DB_POOL_TIMEOUT = max(1, env_int("DB_POOL_TIMEOUT", 10))
