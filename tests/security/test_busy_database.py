@@ -14,7 +14,7 @@ import pytest
 from django.db import OperationalError, connection, transaction
 from django.db.utils import DatabaseErrorWrapper
 from django.http import HttpResponse
-from django.test import Client
+from django.test import AsyncClient, Client
 from django.urls import path
 from psycopg_pool import PoolTimeout, TooManyRequests
 
@@ -61,6 +61,14 @@ def test_a_pool_that_has_no_connection_free_answers_503_with_retry_after(url):
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
     assert "The server is busy" in response.content.decode()
+
+
+@pytest.mark.urls(__name__)
+@pytest.mark.asyncio
+async def test_the_asynchronous_path_answers_503_too():
+    response = await AsyncClient().get("/pool-timeout/")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
 
 
 @pytest.mark.urls(__name__)
