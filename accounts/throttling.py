@@ -14,15 +14,18 @@ log-in resets the counter of its (account, network) pair and trusts that pair; t
 kept, so one valid account cannot be used to reset the limit of an address that is guessing other accounts'
 passwords. IPv6 clients are counted by their /64. Usernames are compared case-insensitively.
 
-Password-reset e-mails are capped the same way (see allow_password_reset at the end).
+Password-reset e-mails are capped the same way (see allow_password_reset), and so are registrations, per
+address and per wider network (see reserve_registration at the end).
 """
 
+import contextlib
 import hashlib
 import ipaddress
 import math
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.cache import cache
 
 #: Failures of one account from one network before that pair cools off.
@@ -54,10 +57,18 @@ class Throttle:
 
     @property
     def message(self) -> str:
-        minutes = max(1, math.ceil(self.retry_after / 60))
-        wait = "1 minute" if minutes == 1 else f"{minutes} minutes"
-        source = _MESSAGES[self.scope]
+        source, wait = _MESSAGES[self.scope], _wait(self.retry_after)
         return f"Too many failed log-in attempts {source}. Please wait {wait} before trying again."
+
+
+def _wait(seconds: int) -> str:
+    """A wait for people: minutes up to 90, hours beyond."""
+    minutes = max(1, math.ceil(seconds / 60))
+    if minutes == 1:
+        return "1 minute"
+    if minutes <= 90:
+        return f"{minutes} minutes"
+    return f"{math.ceil(minutes / 60)} hours"
 
 
 def client_ip(request) -> str:
@@ -83,6 +94,19 @@ def _network(ip: str) -> str:
     if address.ipv4_mapped is not None:
         return str(address.ipv4_mapped)
     return str(ipaddress.ip_network(f"{address}/64", strict=False))
+
+
+def _wider_network(ip: str) -> str:
+    """The network an address belongs to, for limits looser than an address's: its IPv4 /24 or its IPv6 /48
+    (a site's allocation, which holds 65,536 /64s)."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    prefix = 24 if address.version == 4 else 48
+    return str(ipaddress.ip_network(f"{address}/{prefix}", strict=False))
 
 
 def _normalise(username: str) -> str:
@@ -158,3 +182,82 @@ def allow_password_reset(*, ip: str, email: str) -> bool:
     per_network = _increment(_keys("reset-ip", _network(ip))[0], RESET_WINDOW_SECONDS)
     per_address = _increment(_keys("reset-email", email.strip().casefold())[0], RESET_WINDOW_SECONDS)
     return per_network <= RESET_LIMIT_PER_NETWORK and per_address <= RESET_LIMIT_PER_ADDRESS
+
+
+# Registrations: every account comes with starting chips, so one client may make only a few: at most
+# REGISTRATION_LIMIT_PER_ADDRESS within REGISTRATION_ADDRESS_WINDOW_SECONDS from one address (an IPv4 address,
+# an IPv6 /64, as log-ins count them) and REGISTRATION_LIMIT_PER_NETWORK within
+# REGISTRATION_NETWORK_WINDOW_SECONDS from one network (an IPv4 /24, an IPv6 /48). A window starts with the
+# first registration counted in it.
+
+
+@dataclass(frozen=True)
+class RegistrationRefused:
+    """A refused registration: which limit was hit ("address" or "network") and how long until it lifts."""
+
+    scope: str
+    retry_after: int  # seconds
+
+    @property
+    def message(self) -> str:
+        return (
+            f"Too many accounts have been registered from your {self.scope} recently. "
+            f"Please wait {_wait(self.retry_after)} before registering another."
+        )
+
+
+def _registration_limits(ip: str) -> list[tuple[str, str, int, int]]:
+    """(scope, counted value, registrations allowed, window in seconds) of each limit on registering."""
+    return [
+        (
+            "address",
+            _network(ip),
+            settings.REGISTRATION_LIMIT_PER_ADDRESS,
+            settings.REGISTRATION_ADDRESS_WINDOW_SECONDS,
+        ),
+        (
+            "network",
+            _wider_network(ip),
+            settings.REGISTRATION_LIMIT_PER_NETWORK,
+            settings.REGISTRATION_NETWORK_WINDOW_SECONDS,
+        ),
+    ]
+
+
+def _registration_keys(scope: str, value: str) -> tuple[str, str]:
+    """The keys of a limit's count and of the time its window started."""
+    return _keys(f"register-{scope}", value)
+
+
+def _refused(scope: str, since_key: str, window: int, now: float) -> RegistrationRefused:
+    since = cache.get(since_key)
+    lifts = (now if since is None else since) + window
+    return RegistrationRefused(scope=scope, retry_after=max(1, math.ceil(lifts - now)))
+
+
+def check_registration(*, ip: str, now: float | None = None) -> RegistrationRefused | None:
+    """The registration limit `ip` has reached, or None; reads only (refuse before checking a form)."""
+    now = time.time() if now is None else now
+    for scope, value, allowed, window in _registration_limits(ip):
+        count_key, since_key = _registration_keys(scope, value)
+        if (cache.get(count_key) or 0) >= allowed:
+            return _refused(scope, since_key, window, now)
+    return None
+
+
+def reserve_registration(*, ip: str, now: float | None = None) -> RegistrationRefused | None:
+    """Count one registration from `ip`, or refuse it (counted nowhere) when a limit is reached. Each count
+    is the cache's atomic increment, so concurrent registrations from one address, in any process, cannot
+    all slip under a limit."""
+    now = time.time() if now is None else now
+    counted: list[str] = []
+    for scope, value, allowed, window in _registration_limits(ip):
+        count_key, since_key = _registration_keys(scope, value)
+        cache.add(since_key, now, timeout=window)
+        counted.append(count_key)
+        if _increment(count_key, window) > allowed:
+            for key in counted:
+                with contextlib.suppress(ValueError):  # expired meanwhile: nothing to take back
+                    cache.decr(key)
+            return _refused(scope, since_key, window, now)
+    return None

@@ -74,15 +74,38 @@ def register(request):
     if request.user.is_authenticated:
         return redirect("profile")
     form = RegistrationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        with transaction.atomic():  # the user and its wallet (opened by a signal) land together or not at all
-            user = form.save()
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(
-            request, "Welcome! Your account is ready and your starting chips are in your wallet."
-        )
-        return redirect("profile")
+    if request.method == "POST":
+        # A client that has made its accounts is refused before the form is even checked (its name checks
+        # read every account); a valid form is counted (`reserve_registration`) just before its account is
+        # made.
+        ip = throttling.client_ip(request)
+        refused = throttling.check_registration(ip=ip)
+        if refused is None and form.is_valid():
+            refused = throttling.reserve_registration(ip=ip)
+            if refused is None:
+                return _registered(request, form)
+        if refused is not None:
+            return _registration_refused(request, refused)
     return render(request, "accounts/register.html", {"form": form})
+
+
+def _registered(request, form):
+    """Make the account of a valid registration form, log its player in and show their profile."""
+    with transaction.atomic():  # the user and its wallet (opened by a signal) land together or not at all
+        user = form.save()
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    messages.success(request, "Welcome! Your account is ready and your starting chips are in your wallet.")
+    return redirect("profile")
+
+
+def _registration_refused(request, refused: throttling.RegistrationRefused):
+    """The form again, unchecked (with the name and address typed), saying how long to wait: 429 Too Many
+    Requests with Retry-After."""
+    typed = {name: request.POST.get(name, "") for name in ("username", "email")}
+    context = {"form": RegistrationForm(initial=typed), "refused": refused.message}
+    response = render(request, "accounts/register.html", context, status=429)
+    response["Retry-After"] = str(refused.retry_after)
+    return response
 
 
 @login_required

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "cardroom.middleware.refuse_nul",
+    "cardroom.middleware.BusyDatabaseMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -89,7 +90,7 @@ if env_int("CONN_MAX_AGE", 0) != 0:
     raise ImproperlyConfigured("CONN_MAX_AGE must be 0; size the connection pool with DB_POOL_MAX_SIZE")
 #: PostgreSQL connections one server process holds at most (Django's psycopg pool). A request or websocket
 #: message borrows one for its work and gives it back; one that finds them all busy waits up to
-#: DB_POOL_TIMEOUT seconds, then fails (HTTP 500, or `unavailable` on a websocket).
+#: DB_POOL_TIMEOUT seconds, then fails (HTTP 503 with Retry-After, or `unavailable` on a websocket).
 DB_POOL_MIN_SIZE = max(1, env_int("DB_POOL_MIN_SIZE", 2))
 DB_POOL_MAX_SIZE = max(DB_POOL_MIN_SIZE, env_int("DB_POOL_MAX_SIZE", 10))
 DB_POOL_TIMEOUT = max(1, env_int("DB_POOL_TIMEOUT", 10))
@@ -133,6 +134,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LIVE_TIMERS = env_bool("LIVE_TIMERS", True)
 # Durak tables (durak.actor): a bot moves this many seconds after its turn comes.
 DURAK_BOT_SECONDS = float(env_str("DURAK_BOT_SECONDS") or 0.8)
+# The Durak leaderboard lists a player once they have played rated games against this many different players
+# (a rating traded among a few accounts of one's own stays off it).
+DURAK_LEADERBOARD_MIN_OPPONENTS = env_int("DURAK_LEADERBOARD_MIN_OPPONENTS", 5)
+# The staff's report of one-sided chip flows (admin: "Chip flow between players"): pairs of players who
+# finished at least CHIP_FLOW_MIN_GAMES staked Durak games together within CHIP_FLOW_DAYS days, in which at
+# least CHIP_FLOW_MIN_SHARE_PERCENT of the chips between them went one way, CHIP_FLOW_MIN_NET or more net.
+CHIP_FLOW_DAYS = env_int("CHIP_FLOW_DAYS", 90)
+CHIP_FLOW_MIN_GAMES = env_int("CHIP_FLOW_MIN_GAMES", 3)
+CHIP_FLOW_MIN_SHARE_PERCENT = env_int("CHIP_FLOW_MIN_SHARE_PERCENT", 80)
+CHIP_FLOW_MIN_NET = env_int("CHIP_FLOW_MIN_NET", 1_000)
 
 # Channel layer: in-memory by default, Redis when REDIS_URL is set.
 REDIS_URL = env_str("REDIS_URL")
@@ -232,6 +243,13 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
+# Registrations one client may make (`accounts.throttling`), since every account comes with STARTING_CHIPS:
+# per address (IPv4, or an IPv6 /64) within an hour, and per network (IPv4 /24, IPv6 /48) within a day.
+REGISTRATION_LIMIT_PER_ADDRESS = env_int("REGISTRATION_LIMIT_PER_ADDRESS", 3)
+REGISTRATION_ADDRESS_WINDOW_SECONDS = env_int("REGISTRATION_ADDRESS_WINDOW_SECONDS", 3600)
+REGISTRATION_LIMIT_PER_NETWORK = env_int("REGISTRATION_LIMIT_PER_NETWORK", 10)
+REGISTRATION_NETWORK_WINDOW_SECONDS = env_int("REGISTRATION_NETWORK_WINDOW_SECONDS", 24 * 3600)
+
 # Throttling counters live in the cache: shared through Redis when several processes serve the site.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -250,6 +268,12 @@ LOGGING = {
 STARTING_CHIPS = 10_000
 DAILY_GRANT_FLOOR = 1_000
 DAILY_GRANT_INTERVAL_HOURS = 24
+# A new account (joined under NEW_ACCOUNT_DAYS days ago and with fewer than NEW_ACCOUNT_GAMES finished games)
+# stakes at most NEW_ACCOUNT_STAKE_LIMIT chips a game (`accounts.limits`): accounts made to lose their
+# starting chips to one player cannot pass them on in a few games.
+NEW_ACCOUNT_STAKE_LIMIT = env_int("NEW_ACCOUNT_STAKE_LIMIT", 500)
+NEW_ACCOUNT_DAYS = env_int("NEW_ACCOUNT_DAYS", 3)
+NEW_ACCOUNT_GAMES = env_int("NEW_ACCOUNT_GAMES", 10)
 
 # Table limits: the site-wide ceiling of any table's maximum bet, and the default bounds for tables that
 # players open themselves (staff override the latter in the admin's "Open table bounds").

@@ -297,7 +297,7 @@ def load(table_id: int) -> Table:
 def commit(before: Table, outcome: Outcome, *, epoch: int) -> Table:
     """Write `outcome` in one transaction, fenced by the version in memory and the lease's `epoch`; the table
     as committed (a new game gets its row's id). Raises Stale (nothing written) or Refused (a stake the
-    wallet cannot cover)."""
+    wallet cannot cover, or above a new account's limit)."""
     try:
         with transaction.atomic():
             return _write(before, outcome, epoch)
@@ -397,6 +397,7 @@ def _create_game(table: Table) -> Game:
         for seat, user_id in enumerate(game.players):
             if user_id is None:
                 continue
+            services.check_stake(user_id=user_id, stake=game.stake)  # a new account's limit
             try:
                 wallet.stake(
                     user=_user(user_id),

@@ -2,7 +2,7 @@
 
 One game is one rating period. A Durak game is scored pairwise: every player who went out scores 1 against
 the fool and the fool 0; in a draw (no fool) every pair scores 0.5; pairs of players who both went out are
-not compared. Bots are opponents with the fixed rating `BOT`, never updated.
+not compared. Bots carry no rating: `durak.services.rate` scores players against players only.
 """
 
 import math
@@ -19,9 +19,6 @@ class Rating:
     rating: float = 1500.0
     deviation: float = 350.0
     volatility: float = 0.06
-
-
-BOT = Rating(1500.0, 100.0, 0.06)
 
 
 def _g(phi: float) -> float:

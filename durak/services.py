@@ -1,9 +1,16 @@
-"""Opening a Durak table (the one write outside its actor: the table does not live yet) and the reads the
-pages share."""
+"""Opening a Durak table (the one write outside its actor: the table does not live yet), the reads the
+pages share, the rating update and the staff's report of one-sided chip flows between players."""
 
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import combinations
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Count, QuerySet, Sum
 
+from accounts import limits
 from blackjack import broadcast
 from cards.errors import Refused
 from durak import glicko
@@ -35,6 +42,8 @@ def open_table(
         mine = DurakTable.objects.filter(created_by=user).exclude(status=Status.CLOSED).count()
         if mine >= MAX_OPEN_TABLES_PER_PLAYER:
             raise Refused("too_many_tables", f"You have {mine} open Durak tables already.")
+    if user is not None:
+        check_stake(user_id=user.pk, stake=stake)
     with transaction.atomic():
         table = DurakTable.objects.create(
             name=name,
@@ -50,6 +59,21 @@ def open_table(
         DurakSeat.objects.bulk_create(DurakSeat(table=table, number=n) for n in range(seats))
         broadcast.lobby_changed_on_commit()
     return table
+
+
+def check_stake(*, user_id: int, stake: int) -> None:
+    """Refuse (`stake_limit`) a stake above what the user may stake on a game (`accounts.limits`), their
+    finished Durak games counted. A stake every account may make reads nothing."""
+    if limits.within_every_limit(stake):
+        return
+    user = get_user_model().objects.get(pk=user_id)
+    played = DurakGame.objects.filter(participants=user_id, finished=True).count
+    limit = limits.stake_limit(user=user, games_played=played)
+    if limit is not None and stake > limit:
+        raise Refused(
+            "stake_limit",
+            f"{user.public_name} cannot stake {stake:,} chips: {limits.limit_reason()}.",
+        )
 
 
 #: The games the lobby can be filtered by (`?game=`).
@@ -89,11 +113,29 @@ def lobby_rows() -> list[dict]:
 
 
 def leaderboard(variant: str, limit: int = 50) -> list[DurakRating]:
-    """The best rated players of `variant` (one of `VARIANTS`), with their record in it."""
+    """The best rated players of `variant` (one of `VARIANTS`), with their record in it: only those who have
+    played rated games of it against at least DURAK_LEADERBOARD_MIN_OPPONENTS different players, so that a
+    rating fed by a few accounts of one's own stays off the board."""
     if variant not in VARIANTS:
         raise ValueError(f"not a Durak variant: {variant!r}")
-    rows = DurakRating.objects.filter(variant=variant, games__gt=0, user__suspended=False)
+    rows = DurakRating.objects.filter(
+        variant=variant,
+        games__gt=0,
+        user__suspended=False,
+        user_id__in=_met_players(variant, settings.DURAK_LEADERBOARD_MIN_OPPONENTS),
+    )
     return list(rows.select_related("user").order_by("-rating", "pk")[:limit])
+
+
+def _met_players(variant: str, opponents: int) -> QuerySet:
+    """The ids of the users who played finished rated games of `variant` against at least `opponents`
+    different players, as one grouped subquery over the games' participants (bots are none): each seat's
+    game joined to its participants, counted distinct per user, the user among them."""
+    seats = DurakGame.participants.through.objects.filter(
+        durakgame__rated=True, durakgame__finished=True, durakgame__table__variant=variant
+    )
+    met = seats.values("user_id").annotate(met=Count("durakgame__participants", distinct=True))
+    return met.filter(met__gt=opponents).values("user_id")
 
 
 def finished_games(user, limit: int = 50) -> list[DurakGame]:
@@ -104,29 +146,30 @@ def finished_games(user, limit: int = 50) -> list[DurakGame]:
 
 
 def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> None:
-    """Glicko-2 update, in `variant`, of every player of a finished game (bots are fixed opponents:
-    `glicko.BOT`); in the caller's transaction."""
-    humans = [user for user in players if user is not None]
-    if not humans:
+    """Glicko-2 update, in `variant`, of every player of a finished rated game, scored against the other
+    players only: bots carry no rating and are no opponents (a fixed-rated bot beaten forever would lift a
+    rating without end), so a game with fewer than two players rates nobody. In the caller's transaction."""
+    humans = {seat: user for seat, user in enumerate(players) if user is not None}
+    if len(humans) < 2:
         return
-    for user_id in humans:
+    for user_id in humans.values():
         DurakRating.objects.get_or_create(user_id=user_id, variant=variant)
     rows = {
         row.user_id: row
-        for row in DurakRating.objects.select_for_update().filter(user_id__in=humans, variant=variant)
+        for row in DurakRating.objects.select_for_update().filter(
+            user_id__in=list(humans.values()), variant=variant
+        )
     }
     before = {
         seat: glicko.Rating(rows[user].rating, rows[user].deviation, rows[user].volatility)
-        if user is not None
-        else glicko.BOT
-        for seat, user in enumerate(players)
+        for seat, user in humans.items()
     }
     for seat, results in glicko.game_results(len(players), fool).items():
-        user_id = players[seat]
-        if user_id is None:
+        if seat not in humans:
             continue
-        new = glicko.update(before[seat], [(before[other], score) for other, score in results])
-        row = rows[user_id]
+        against = [(before[other], score) for other, score in results if other in humans]
+        new = glicko.update(before[seat], against)
+        row = rows[humans[seat]]
         row.rating, row.deviation, row.volatility = new.rating, new.deviation, new.volatility
         row.games += 1
         row.fools += seat == fool
@@ -141,3 +184,58 @@ def chips_in_play(user_id: int) -> int:
     the game ends, whoever plays their seat by then)."""
     games = DurakGame.objects.filter(finished=False, participants__pk=user_id, stake__gt=0)
     return games.aggregate(staked=Sum("stake"))["staked"] or 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChipFlow:
+    """The staked games two players finished together and the chips the pots moved between them: `taker`
+    won `taken` chips from `giver` and lost `given` back to them (user ids)."""
+
+    taker: int
+    giver: int
+    games: int
+    taken: int
+    given: int
+    last_played: datetime
+
+    @property
+    def net(self) -> int:
+        return self.taken - self.given
+
+    @property
+    def one_way(self) -> float:
+        """The share of the chips between the two that went to the taker (0 to 1; 0 when none moved)."""
+        moved = self.taken + self.given
+        return self.taken / moved if moved else 0.0
+
+
+def one_sided_flows(*, since: datetime, min_games: int, min_share: float, min_net: int) -> list[ChipFlow]:
+    """The pairs of players whose chips went one way in the staked Durak games they finished together since
+    `since` (accounts made to lose to one player, or to each other in turn): at least `min_games` games,
+    at least `min_share` of the chips between them to one side and a net of `min_net` chips or more;
+    the largest net first, then the latest. One pass over those games: a game's pot pays the fool's stake to
+    the players who went out (`durak.table.settle`), so each of them took `payout - stake` from the fool."""
+    pairs: dict[tuple[int, int], list] = {}  # (lower id, higher id) -> [games, to higher, to lower, last]
+    games = DurakGame.objects.filter(finished=True, stake__gt=0, finished_at__gte=since)
+    rows = games.values_list("players", "payouts", "stake", "fool", "finished_at")
+    for players, payouts, stake, fool, finished_at in rows.iterator(chunk_size=2000):
+        for pair in combinations(sorted({user for user in players if user is not None}), 2):
+            flow = pairs.setdefault(pair, [0, 0, 0, finished_at])
+            flow[0] += 1
+            flow[3] = max(flow[3], finished_at)
+        giver = players[fool] if fool is not None else None
+        if giver is None:
+            continue  # a draw or a bot's loss: every stake went back
+        for taker, payout in zip(players, payouts, strict=True):
+            if taker is not None and taker != giver and payout > stake:
+                flow = pairs[(min(giver, taker), max(giver, taker))]
+                flow[1 if taker > giver else 2] += payout - stake
+    flows = []
+    for (low, high), (played, to_high, to_low, last) in pairs.items():
+        taker, giver, taken, given = (
+            (high, low, to_high, to_low) if to_high >= to_low else (low, high, to_low, to_high)
+        )
+        flow = ChipFlow(taker, giver, played, taken, given, last)
+        if played >= min_games and flow.net >= max(1, min_net) and flow.one_way >= min_share:
+            flows.append(flow)
+    return sorted(flows, key=lambda flow: (-flow.net, -flow.last_played.timestamp()))

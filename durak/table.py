@@ -415,7 +415,8 @@ def _start(table: Table, command: Start) -> Outcome:
 def _deal(table: Table, command: Ready) -> Outcome:
     """The ready seats play: moved to the front in their order, then the seated players sitting out, then
     the empty seats. The deck comes from the command's server seed and every playing player's seed (bots
-    give none)."""
+    give none). The game is rated only at a rated table and with at least two players: bots carry no rating,
+    so a game against bots alone cannot move one."""
     playing = [s for s in table.seats if s.is_ready]
     order = playing + [s for s in table.seats if not s.is_ready and not s.empty]
     order += [s for s in table.seats if s.empty]
@@ -439,7 +440,7 @@ def _deal(table: Table, command: Ready) -> Outcome:
         server_seed_hash=seed_hash(server_seed),
         client_seed=client_seed,
         stake=table.stake,
-        rated=table.rated,
+        rated=table.rated and sum(user is not None for user in players) >= 2,
         match=match,
     )
     started = replace(

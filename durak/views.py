@@ -1,6 +1,7 @@
 """Durak pages: open a table, the table (its live part rendered by the partial the consumer sends), the
 leaderboard, a player's finished games and a game's replay from its action log."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -47,6 +48,7 @@ def leaderboard(request):
         raise Http404("No such Durak variant.")
     context = {
         "ratings": services.leaderboard(variant),
+        "min_opponents": settings.DURAK_LEADERBOARD_MIN_OPPONENTS,
         "variant": variant,
         "variants": [(name, name.capitalize()) for name in VARIANTS],
     }

@@ -1,6 +1,7 @@
 """Simulate basic-strategy play with the live round code and report the house edge.
 
-    python -m tables.engine.simulate --rules "Vegas Strip" --rounds 1000000 --seed 1 [--processes 2] [--json]
+    python -m blackjack.engine.simulate --rules "Vegas Strip" --rounds 1000000 --seed 1 \
+        [--processes 2] [--json]
 
 Every round is played by `round.new_round` and `round.apply_in_place`, the code that runs the live tables, by
 `strategy.basic_strategy` for the rules, on real provably fair shoes: `_play.fast_shuffled_shoe` computes
@@ -185,7 +186,7 @@ def _call(job: tuple[Callable, tuple]) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tables.engine.simulate",
+        prog="python -m blackjack.engine.simulate",
         description="Play basic strategy with the live round code and report the house edge.",
     )
     parser.add_argument(

@@ -1,8 +1,8 @@
 """Check a retired shoe: print its seed hash and its full card order.
 
-    python -m tables.engine.verify --server-seed HEX --client-seed TEXT --decks N [--nonce K] [--json]
-    python -m tables.engine.verify --server-seed HEX --player-seed A --player-seed B ... --decks N
-    python -m tables.engine.verify ... --round-start S   (a round that began at card S and ran out of cards)
+    python -m blackjack.engine.verify --server-seed HEX --client-seed TEXT --decks N [--nonce K] [--json]
+    python -m blackjack.engine.verify --server-seed HEX --player-seed A --player-seed B ... --decks N
+    python -m blackjack.engine.verify ... --round-start S   (a round that began at card S, ran out of cards)
 
 Compare the hash with the one the table published before the shoe was dealt, and the cards with those dealt.
 With `--round-start S` the order printed goes on after the shoe's last card with the discards (cards before S)
@@ -24,7 +24,7 @@ from .shoe import dealing_order, shuffled_shoe
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m tables.engine.verify", description="Recompute a provably fair shoe from its seeds."
+        prog="python -m blackjack.engine.verify", description="Recompute a provably fair shoe from its seeds."
     )
     add_seed_arguments(parser, "shoe")
     parser.add_argument("--decks", type=int, required=True, help="number of decks in the shoe (1-8)")

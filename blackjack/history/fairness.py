@@ -31,7 +31,7 @@ def verify_command(shoe, *, ran_out_from: int | None = None) -> str | None:
     if shoe.revealed_seed is None:
         return None
     command = (
-        f"python -m tables.engine.verify --server-seed {shoe.revealed_seed} "
+        f"python -m blackjack.engine.verify --server-seed {shoe.revealed_seed} "
         f"--client-seed {shlex.quote(shoe.client_seed)} --decks {shoe.decks} --nonce {shoe.nonce}"
     )
     return command if ran_out_from is None else f"{command} --round-start {ran_out_from}"

@@ -3,11 +3,13 @@ share one), every ledger row of play names its game, the daily grant counts ever
 the audit reports per game, and the migration moves the Durak rows a database already holds."""
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
 
 from accounts import selectors, services
 from accounts.audit import audit_ledger
@@ -61,7 +63,14 @@ def test_durak_table_n_and_blackjack_table_n_never_share_a_wallet(
     assert report.games["blackjack"]["players"] == -40  # alice's bet, still in play
 
 
-def test_chips_staked_at_durak_count_for_the_daily_grant(open_durak, alice, balance):  # noqa: F811
+def test_chips_staked_at_durak_count_for_the_daily_grant(
+    open_durak,  # noqa: F811
+    alice,
+    balance,  # noqa: F811
+    django_user_model,
+):
+    # An account old enough to stake this much (a new one's stakes are limited: `accounts.limits`).
+    django_user_model.objects.filter(pk=alice.pk).update(date_joined=timezone.now() - timedelta(days=30))
     table = open_durak(stake=9_500)
     seat_and_start(table, alice, bots=1)
     assert balance(alice) == 500

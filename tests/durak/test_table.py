@@ -125,6 +125,16 @@ def test_bots_are_always_ready_and_the_opener_starts_with_one():
     assert table.seats[1].is_bot
 
 
+def test_a_game_is_rated_only_with_two_players_at_a_rated_table():
+    against_a_bot = run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), start(ALICE))
+    assert not against_a_bot.game.rated  # bots carry no rating: beating one cannot lift a rating
+    two_and_a_bot = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), AddBot(ALICE), ready(BOB))
+    two_and_a_bot = run(two_and_a_bot, start(ALICE))
+    assert two_and_a_bot.game.players == (ALICE, BOB, None)
+    assert two_and_a_bot.game.rated
+    assert not two_players(rated=False).game.rated
+
+
 def test_the_deck_is_the_committed_server_seed_and_every_playing_players_seed():
     table = run(new_table(seats=4), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), Sit(CAROL, "Carol"), AddBot(ALICE))
     assert table.next_server_seed == COMMITTED  # before anyone gives a seed (its hash is in every view)

@@ -69,7 +69,7 @@ def test_a_wrong_seed_or_a_wrong_published_hash_fails(retired_round):
 def test_the_shown_command_prints_the_same_cards(retired_round):
     shoe = retired_round.shoe
     command = verify_command(shoe)
-    assert command.startswith("python -m tables.engine.verify ")
+    assert command.startswith("python -m blackjack.engine.verify ")
     argv = [*command.split()[3:], "--json"]
     output = io.StringIO()
     with redirect_stdout(output):

@@ -6,11 +6,12 @@ import pytest
 import pytest_asyncio
 from channels.db import database_sync_to_async
 from django.test import override_settings
+from django.utils import timezone
 
 from accounts.models import Wallet
 from durak import actor as durak_actor
 from durak import services
-from durak.models import DurakTable
+from durak.models import DurakGame, DurakTable
 from durak.table import Act, AddBot, Ready, Sit, Start
 from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
@@ -99,6 +100,37 @@ def play_out(actor, users: dict[int, object]) -> None:
         else:
             action = bot.choose(table.game.state, seat)
             actor.handle(Act(user.pk, {k: v for k, v in action.items() if k != "player"}))
+
+
+def record_game(table, players, *, fool, stake=0, payouts=(), rated=True, when=None) -> DurakGame:
+    """A finished game of `table` as the actor stores it, without playing it: `players` per seat (users, None
+    for a bot), the fool's seat (None: a draw) and what the pot paid each seat; rated ones update the
+    ratings as the game's end does."""
+    number = DurakGame.objects.filter(table=table).count() + 1
+    user_ids = [user.pk if user is not None else None for user in players]
+    game = DurakGame.objects.create(
+        table=table,
+        number=number,
+        players=user_ids,
+        state={},
+        first_version=0,
+        version=0,
+        match={},
+        server_seed="",
+        server_seed_hash="",
+        client_seed="",
+        stake=stake,
+        pot=stake * sum(user is not None for user in players),
+        rated=rated,
+        finished=True,
+        fool=fool,
+        payouts=list(payouts) or [0] * len(players),
+        finished_at=when or timezone.now(),
+    )
+    game.participants.set([user for user in players if user is not None])
+    if rated:
+        services.rate(tuple(user_ids), fool, variant=table.variant)
+    return game
 
 
 @pytest_asyncio.fixture

@@ -183,6 +183,10 @@ def test_stakes_go_to_the_pot_and_the_fool_pays_the_others(open_durak, alice, bo
 
 
 def test_a_player_who_cannot_cover_the_stake_is_refused_and_nothing_moves(open_durak, alice, bob, balance):
+    # Accounts past a new account's stake limit (`accounts.limits`): only their chips are short.
+    type(alice).objects.filter(pk__in=[alice.pk, bob.pk]).update(
+        date_joined=timezone.now() - timedelta(days=30)
+    )
     table = open_durak(stake=10_001)
     actor = durak_actor.actor_for(table.pk)
     actor.handle(Sit(alice.pk, "Alice"))

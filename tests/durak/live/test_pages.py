@@ -58,7 +58,10 @@ def test_bad_options_are_refused_and_no_table_is_made(client, alice):
     assert not DurakTable.objects.exists()
 
 
-def test_leaderboard_history_and_a_replay_that_ends_in_the_stored_state(client, alice, bob, open_durak):
+def test_leaderboard_history_and_a_replay_that_ends_in_the_stored_state(
+    client, alice, bob, open_durak, settings
+):
+    settings.DURAK_LEADERBOARD_MIN_OPPONENTS = 1
     table = open_durak()
     actor = seat_and_start(table, alice, bob)
     play_out(actor, {0: alice, 1: bob})
@@ -95,7 +98,8 @@ def test_staff_see_durak_tables_and_games_in_the_admin_read_only(client, alice, 
     assert DurakTable.objects.get().name == "Durak test"
 
 
-def test_ratings_and_leaderboards_are_per_variant(client, alice, bob, open_durak):
+def test_ratings_and_leaderboards_are_per_variant(client, alice, bob, open_durak, settings):
+    settings.DURAK_LEADERBOARD_MIN_OPPONENTS = 1
     actor = seat_and_start(open_durak(variant="perevodnoy"), alice, bob)
     play_out(actor, {0: alice, 1: bob})
     game = DurakGame.objects.get()
