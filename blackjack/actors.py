@@ -11,8 +11,8 @@ loaded table (a `Build`: an action needs its player, read from the seats). A rou
 (`RoundBroken`) is voided with every stake refunded.
 
 After each commit the actor builds the new version's shared view part from what it holds
-(`viewmodel.shared_from_memory`, with the `viewmodel.Memory` of events, chat and balances it keeps) and hands
-it to the table's viewers in this process (`broadcast.show`), the acting player's among them; the other
+(`viewmodel.shared_from_memory`, with the `viewmodel.Memory` of events and balances it keeps) and hands
+it to the table's viewers in this process (`live.fanout.show`), the acting player's among them; the other
 processes get only a "version v" notice and read the database. The table's deadline is the earliest of its
 window's deadline and the end of an absent player's grace period (`deadline_of`). See docs/architecture.md.
 """
@@ -26,12 +26,13 @@ from channels.db import database_sync_to_async
 from django.db import DataError, connection, transaction
 from django.db.models import Q
 
-from blackjack import broadcast, flow, viewmodel
+from blackjack import flow, viewmodel
 from blackjack.models import GAME, Phase, Seat, Table
 from blackjack.services import actions, load, quarantine, store
 from blackjack.services.load import Loaded, RoundBroken
 from cardroom.batch import sends_together
 from cards.errors import Refused
+from live import fanout
 from live.table import Behind, Stale
 from live.table import TableActor as LiveTableActor
 
@@ -135,11 +136,11 @@ class BlackjackActor(LiveTableActor):
         except Exception:
             logger.exception("table %s: the views of version %s could not be built", self.key, state.version)
             self.memory = self.view = None
-            broadcast.table_changed(self.key, state.version, lobby=outcome.lobby)
+            fanout.changed(GAME, self.key, state.version, lobby=outcome.lobby)
             return
         for user_id, balance in changed.items():
             balance_seen(user_id, balance, but=self)
-        broadcast.show(self.view, lobby=outcome.lobby)
+        fanout.show(GAME, self.key, self.view, lobby=outcome.lobby)
 
     def version_of(self, loaded: Loaded) -> int:
         return loaded.state.version
@@ -238,14 +239,6 @@ def balance_seen(user_id: int, balance: int, *, but: BlackjackActor | None = Non
         memory = actor.memory
         if actor is not but and memory is not None and user_id in memory.balances:
             memory.balances[user_id] = balance
-
-
-def chat_arrived(table_id: int) -> None:
-    """A chat line was posted at the table: its actor here reads the chat again for its next view."""
-    actor = BlackjackActor.actors.get(table_id)
-    memory = actor.memory if actor is not None else None
-    if memory is not None:
-        memory.chat = None
 
 
 def version_in_memory(table_id: int) -> int | None:

@@ -17,14 +17,13 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from accounts.models import Wallet
-from blackjack import broadcast, house_edge, services
+from blackjack import house_edge, operations, services
 from blackjack.engine.rules import CHARLIE, DOUBLE_ON, MAX_DECKS, MIN_DECKS, PAYOUTS, SURRENDER, RuleSet
 from blackjack.models import (
     GAME,
     MAX_SEATS,
     MAX_WINDOW_SECONDS,
     ActionLog,
-    ChatMessage,
     OpenTableBounds,
     Round,
     RulePreset,
@@ -33,6 +32,7 @@ from blackjack.models import (
     TableEvent,
 )
 from cards.errors import Refused
+from live import fanout
 
 # --- rule presets -------------------------------------------------------------------------------------------
 
@@ -161,7 +161,7 @@ class RulePresetAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if before is None or RuleSet.from_dict(before) != obj.ruleset():
             house_edge.refresh_on_commit(obj.pk)
-        broadcast.lobby_changed_on_commit()  # the lobby shows each table's rules
+        fanout.lobby_changed_on_commit()  # the lobby shows each table's rules
 
     @admin.action(description="Estimate the house edge again")
     def estimate_again(self, request, queryset):
@@ -348,7 +348,7 @@ class TableAdmin(SecretsAdmin):
     def save_model(self, request, obj, form, change):
         values = {name: form.cleaned_data[name] for name in services.TABLE_SETTINGS}
         if change:
-            services.update_table(table_id=obj.pk, **values)
+            operations.update_table(table_id=obj.pk, **values)
         else:
             name, preset = values.pop("name"), values.pop("preset")
             min_bet, max_bet = values.pop("min_bet"), values.pop("max_bet")
@@ -369,13 +369,13 @@ class TableAdmin(SecretsAdmin):
     @admin.action(description="Close the selected tables (after the current round)", permissions=["change"])
     def close_tables(self, request, queryset):
         for table_id in queryset.values_list("pk", flat=True):
-            services.close_table(table_id=table_id)
+            operations.close_table(table_id=table_id)
         self.message_user(request, "Closed: players stand up when their round is over.")
 
     @admin.action(description="Open the selected tables (quarantined ones too)", permissions=["change"])
     def reopen_tables(self, request, queryset):
         for table_id in queryset.filter(is_open=False).values_list("pk", flat=True):
-            services.reopen_table(table_id=table_id)
+            operations.reopen_table(table_id=table_id)
         self.message_user(request, "Opened.")
 
 
@@ -483,10 +483,3 @@ class TableEventAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "table"]
     search_fields = ["text"]
     date_hierarchy = "created_at"
-
-
-@admin.register(ChatMessage)
-class ChatMessageAdmin(ReadOnlyAdmin):
-    list_display = ["table", "user", "created_at", "text"]
-    list_filter = ["table"]
-    search_fields = ["text", "user__username"]

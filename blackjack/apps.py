@@ -10,7 +10,7 @@ class BlackjackConfig(AppConfig):
     verbose_name = "Blackjack"
 
     def ready(self) -> None:
-        from blackjack import selectors, services
+        from blackjack import operations, remote, selectors, services, viewmodel
         from blackjack.actors import BlackjackActor
         from blackjack.models import GAME
         from blackjack.services import floats
@@ -21,9 +21,11 @@ class BlackjackConfig(AppConfig):
                 name=GAME,
                 label="Blackjack",
                 actor=BlackjackActor,
+                read_view=viewmodel.read_shared,
                 chips_in_play=selectors.chips_in_play,
-                release_user=lambda user: services.release_user_seats(user=user),
+                release_user=lambda user: operations.release_user_seats(user=user),
                 recover=services.recover_tables,
                 upkeep=(games.Upkeep(floats.REBALANCE_SECONDS, floats.rebalance, "rebalancing the floats"),),
             )
         )
+        remote.Route.serve()

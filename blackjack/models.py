@@ -22,11 +22,12 @@ from cards.errors import Refused
 from cards.fairness import new_server_seed
 from live.models import LiveTable
 
+#: The game's name on the site: its tables' floats and ledger rows carry it (`live.games`).
+GAME = "blackjack"
 MAX_SEATS = 7
 #: The longest decision window staff may set (betting, insurance, turn, ready check), in seconds: long enough
 #: for any player, short enough that a silent one cannot hold a table for long.
 MAX_WINDOW_SECONDS = 600
-CHAT_MAX_LENGTH = 300
 
 
 class Phase(models.TextChoices):
@@ -319,21 +320,4 @@ class TableEvent(models.Model):
         return self.text
 
 
-class ChatMessage(models.Model):
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="chat_messages")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    text = models.CharField(max_length=CHAT_MAX_LENGTH)
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-
-    class Meta:
-        ordering = ["-id"]
-        indexes = [models.Index(fields=["table", "-id"], name="chat_table_recent")]
-
-    def __str__(self) -> str:
-        return self.text[:40]
-
-
 from blackjack.history.records import Mistake, PeriodStats, PlayerRound, PlayerStats  # noqa: E402, F401
-
-#: The game's name on the site: its tables' floats and ledger rows carry it (`live.games`).
-GAME = "blackjack"

@@ -1,6 +1,6 @@
 """The live table as HTML fragments for one viewer (`tables/partials/live.html`, swapped out-of-band by htmx).
 
-The regions every viewer sees alike (the dealer, the event log, the chat, the shoe) are rendered once per
+The regions every viewer sees alike (the dealer, the event log, the shoe) are rendered once per
 table version and kept with the version's shared view (`blackjack.viewmodel`). Of the viewer's own regions
 (status, seats, controls, balance, the flash message), the seats are markup the viewers share too, but for
 the viewer's "you" marks and sit buttons: each seat is rendered once per version for each such variant and
@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from blackjack.viewmodel import ViewerView
 
 LIVE_TEMPLATE = "blackjack/partials/live.html"
-SHARED_REGIONS = ("dealer", "event_log", "chat_log", "shoe_info")
+SHARED_REGIONS = ("dealer", "event_log", "shoe_info")
 OWN_REGIONS = ("table_status", "seats", "controls", "nav_balance", "flash")
 
 

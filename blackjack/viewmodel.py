@@ -8,7 +8,7 @@ unrevealed hole card are never copied into it.
 `build_lobby_view()` is the lobby's message.
 
 Where a version's views come from: the part all viewers share (table, round, shoe, seats with their players'
-presence and balances, events, chat) is built once per version, then each viewer's own part (`you`: their
+presence and balances, events) is built once per version, then each viewer's own part (`you`: their
 seats, controls, balance, hint) is a cheap function of it (`view_of`). The table's actor builds the shared
 part from what it holds in memory after its commit (`shared_from_memory`, with the `Memory` it keeps); a
 change made by any other path, and a viewer's first view, read it from the database (`read_shared`).
@@ -36,7 +36,7 @@ from blackjack.engine.round import RoundState, allowed_actions
 from blackjack.engine.rules import RuleSet
 from blackjack.engine.strategy import recommend
 from blackjack.flow.rounds import DEALER_CARD_SECONDS, dealer_turn_cards
-from blackjack.models import ChatMessage, Phase, Round, Seat, Shoe, Table, TableEvent
+from blackjack.models import Phase, Round, Seat, Shoe, Table, TableEvent
 from cards.errors import Refused
 from cards.fairness import seed_hash
 
@@ -47,8 +47,8 @@ CHAT_SHOWN = 30
 #: Tables one lobby message lists (a page): the lobby stays a few KiB however many tables are open.
 LOBBY_PAGE_SIZE = 15
 # The view's table lists that a JSON client may go without (`?format=json&log=off`): about half of a state's
-# bytes, which a bot that only plays never reads (chat lines also arrive as `chat` messages of their own).
-LOG_LISTS = ("events", "chat")
+# bytes, which a bot that only plays never reads.
+LOG_LISTS = ("events",)
 
 # Engine actions that are also protocol actions (the engine's `sit_out`, `deal` and `timeout` are not).
 _SEAT_ACTIONS = ("bet", "insurance", "even_money", "hit", "stand", "double", "split", "surrender")
@@ -114,7 +114,7 @@ class _Shared:
 
     @cached_property
     def lean_table_json(self) -> str:
-        """The `table` part without its log and chat lists (`LOG_LISTS`), for clients that skip them."""
+        """The `table` part without its log (`LOG_LISTS`), for clients that skip it."""
         lean = {key: value for key, value in self.view_table.items() if key not in LOG_LISTS}
         return orjson.dumps(lean).decode()
 
@@ -140,7 +140,7 @@ class ViewerView:
         return self.view["v"]
 
     def json(self, *, lean: bool = False) -> str:
-        """The message as JSON; `lean` leaves out the table's log and chat lists (`?log=off`)."""
+        """The message as JSON; `lean` leaves out the table's log (`?log=off`)."""
         you = orjson.dumps(self.view["you"]).decode()
         table = self.shared.lean_table_json if lean else self.shared.table_json
         return f'{{"type": "state", "v": {self.version}, "table": {table}, "you": {you}}}'
@@ -220,9 +220,7 @@ def read_shared(table_id: int) -> _Shared:
     table = _load_table(table_id)
     round_ = table.current_round
     shoe = round_.shoe if round_ is not None else _unretired_shoe(table)
-    return _assemble(
-        table, round_, shoe, _seat_rows(table_id), _events(table_id), recent_chat(table_id=table_id)
-    )
+    return _assemble(table, round_, shoe, _seat_rows(table_id), _events(table_id))
 
 
 def _unretired_shoe(table: Table) -> Shoe | None:
@@ -234,20 +232,18 @@ def _unretired_shoe(table: Table) -> Shoe | None:
 
 @dataclass
 class Memory:
-    """What a table's views need beyond the table's state that its actor holds: the last events and chat
-    lines shown and the seated players' balances. Read once
-    when the actor loads the table (`remember`), then kept up to date by the actor's own commits; `chat` is
-    None once a chat line arrived (read again by the next view)."""
+    """What a table's views need beyond the table's state that its actor holds: the last events shown and the
+    seated players' balances. Read once when the actor loads the table (`remember`), then kept up to date by
+    the actor's own commits."""
 
     events: list[dict[str, Any]]
-    chat: list[dict[str, Any]] | None
     balances: dict[int, int]
 
 
 def remember(table_id: int) -> Memory:
-    """The memory of a table as stored: its events, chat and its seated players' balances."""
+    """The memory of a table as stored: its events and its seated players' balances."""
     balances = {row.user_id: row.balance for row in _seat_rows(table_id).values() if row.balance is not None}
-    return Memory(_events(table_id), recent_chat(table_id=table_id), balances)
+    return Memory(_events(table_id), balances)
 
 
 def shared_from_memory(
@@ -255,15 +251,13 @@ def shared_from_memory(
 ) -> _Shared:
     """The shared part of the version an actor holds, from its models as written (the table with its preset,
     the current round with its shoe, or the table's unretired shoe, and the seats with their users) and its
-    `memory`: no query, unless a seated player's balance is not known yet (someone just sat down: read once)
-    or a chat line arrived since the last view (the chat is read again)."""
+    `memory`: no query, unless a seated player's balance is not known yet (someone just sat down: read
+    once)."""
     unknown = [
         seat.user_id for seat in seats.values() if seat.user_id and seat.user_id not in memory.balances
     ]
     if unknown:
         memory.balances.update(Wallet.objects.filter(user_id__in=unknown).values_list("user_id", "balance"))
-    if memory.chat is None:
-        memory.chat = recent_chat(table_id=table.pk)
     rows = {}
     for number, seat in seats.items():
         user = seat.user if seat.user_id else None
@@ -279,7 +273,7 @@ def shared_from_memory(
             user.avatar if user else None,
             memory.balances.get(user.pk) if user else None,
         )
-    return _assemble(table, round_, shoe, rows, list(memory.events), list(memory.chat))
+    return _assemble(table, round_, shoe, rows, list(memory.events))
 
 
 def event_entry(at, text: str, kind: str) -> dict[str, Any]:
@@ -299,7 +293,6 @@ def _assemble(
     shoe: Shoe | None,
     seat_rows: dict[int, _SeatRow],
     events: list[dict[str, Any]],
-    chat: list[dict[str, Any]],
 ) -> _Shared:
     state = _engine_state(round_)
     balances = {row.user_id: row.balance for row in seat_rows.values() if row.balance is not None}
@@ -339,7 +332,6 @@ def _assemble(
         "is_private": table.is_private,
         "is_open": table.is_open,
         "events": events,
-        "chat": chat,
     }
     return _Shared(table, seat_rows, state, turn, view_table, balances, reveal=reveal, paid=paid)
 
@@ -408,17 +400,6 @@ _SETTLEMENT_EVENTS = ("dealer", "result", "shoe")
 def _settles(event: dict[str, Any], settled_at: datetime) -> bool:
     at = datetime.fromisoformat(event["at"])
     return event["kind"] in _SETTLEMENT_EVENTS and at >= settled_at
-
-
-def chat_entry(message: ChatMessage) -> dict[str, Any]:
-    """One chat line as the view's `chat` list and the `chat` message carry it (the user must be loaded)."""
-    return {
-        "id": message.pk,
-        "from": message.user.username,
-        "display_name": message.user.public_name,
-        "text": message.text,
-        "at": _iso(message.created_at),
-    }
 
 
 def lobby_page(value: str | None) -> int:
@@ -634,18 +615,6 @@ def _events(table_id: int) -> list[dict[str, Any]]:
     rows = TableEvent.objects.filter(table_id=table_id).order_by("-id")
     rows = list(rows.values_list("created_at", "text", "kind")[:EVENTS_SHOWN])
     return [event_entry(at, text, kind) for at, text, kind in reversed(rows)]
-
-
-def recent_chat(*, table_id: int) -> list[dict[str, Any]]:
-    """The table's last chat lines, oldest first (the view's `chat` list)."""
-    rows = ChatMessage.objects.filter(table_id=table_id).order_by("-id")
-    rows = list(
-        rows.values_list("id", "user__username", "user__display_name", "text", "created_at")[:CHAT_SHOWN]
-    )
-    return [
-        {"id": pk, "from": username, "display_name": display_name or username, "text": text, "at": _iso(at)}
-        for pk, username, display_name, text, at in reversed(rows)
-    ]
 
 
 def _iso(moment) -> str | None:

@@ -18,8 +18,7 @@ from blackjack import remote, services
 from blackjack.engine.rules import RuleSet
 from blackjack.engine.strategy import basic_strategy
 from blackjack.forms import OpenTableForm
-from blackjack.models import Table
-from blackjack.protocol import EMOTES
+from blackjack.models import GAME, Table
 from blackjack.viewmodel import (
     TableUnavailable,
     build_lobby_view,
@@ -29,6 +28,7 @@ from blackjack.viewmodel import (
 )
 from cards.errors import Refused
 from durak import services as durak_services
+from live import chat
 
 #: Session key: {table id (str): private token} of the private tables this browser was invited to.
 PRIVATE_TOKENS_SESSION_KEY = "private_table_tokens"
@@ -69,7 +69,7 @@ def table(request, table_id: int):
         "view": build_table_view(table_id=found.pk, user=request.user, now=timezone.now()),
         "ws_url": f"/ws/tables/{found.pk}/" + (f"?{urlencode({'token': token})}" if token else ""),
         "invite_url": invite_url,
-        "emotes": EMOTES.items(),
+        **chat.panel(game=GAME, table_id=found.pk),
         "preferences": preferences_of(request.user) if request.user.is_authenticated else None,
     }
     return render(request, "blackjack/table.html", context)
@@ -102,9 +102,9 @@ def sit(request, table_id: int):
             messages.info(request, "There is no seat for you at this table right now; you are watching.")
             break
         action = {"action": "sit", "seat": free[0], "v": view["v"]}
-        command = {"op": "act", "action": action, "v": view["v"], "user": request.user.pk}
+        command = {"op": "act", "message": action, "user": request.user.pk}
         try:
-            remote.from_sync(  # through the table's owner, if a live process holds it
+            remote.Route.from_sync(  # through the table's owner, if a live process holds it
                 found.pk,
                 command,
                 lambda action=action: services.perform(

@@ -14,7 +14,7 @@ consumer that happened to pop it, so anyone who can write to Redis could close o
 it is logged and skipped, and the receiver waits for the next message.
 
 `group_channels` reads who renewed their membership of a group lately (without sending anything): a process's
-relay of table notices (`blackjack.broadcast`) sends a table's notices only while another live process is in
+relay of table notices (`live.fanout`) sends a table's notices only while another live process is in
 the table's group."""
 
 import logging

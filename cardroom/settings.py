@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "accounts",
+    "live",
     "blackjack",
     "durak",
 ]

@@ -11,20 +11,16 @@ graces of players gone during a game): when it rings, the bot moves for the seat
 rolls back. A table whose commands keep failing is stopped (`stop`): the game in play is voided and every
 stake refunded, everyone stood up, the table closed.
 
-After each commit the actor announces "table N is at version v" to the table's group; each consumer then
-sends its viewer that viewer's own view, built from the actor's memory here, or from the table as read
-once in this process when another process owns it (`seen`).
+After each commit the actor hands the table (a frozen value, with its version) to the table's viewers in this
+process (`live.fanout.show`), each of whom sees its own view of it (`durak.view.table_view`); the other
+processes get a "version v" notice and read the table once for their viewers (`load`). A commit that moved
+chips tells the players' pages their balance changed (`accounts.sockets.tell_balance`).
 """
 
-import asyncio
 import logging
-from collections import OrderedDict
 from dataclasses import replace
 from datetime import datetime
 
-from asgiref.sync import async_to_sync
-from channels.db import database_sync_to_async
-from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
@@ -32,7 +28,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts import services as wallet
-from blackjack import broadcast
+from accounts import sockets
 from cards.errors import Refused
 from durak import services
 from durak.engine import GameState, Match
@@ -50,6 +46,7 @@ from durak.table import (
     decide,
     lobby_row_changed,
 )
+from live import fanout
 from live.table import Behind, Stale, TableActor
 
 logger = logging.getLogger(__name__)
@@ -61,10 +58,6 @@ _FENCE = (
     f"UPDATE {DurakTable._meta.db_table} SET version = %s, status = %s, deadline = %s, turn_deadline = %s "
     "WHERE id = %s AND version = %s AND epoch = %s"
 )
-
-
-def group_name(table_id: int) -> str:
-    return f"durak-{table_id}"
 
 
 class DurakActor(TableActor):
@@ -96,9 +89,7 @@ class DurakActor(TableActor):
         return commit(state, outcome, epoch=self.epoch)
 
     def publish(self, before: Table, outcome: Outcome, after: Table) -> None:
-        self._announce(after.version)
-        if lobby_row_changed(before, after):
-            broadcast.lobby_changed()
+        fanout.show(GAME, self.key, after, lobby=lobby_row_changed(before, after))
 
     def version_of(self, state: Table) -> int:
         return state.version
@@ -157,25 +148,6 @@ class DurakActor(TableActor):
             return command
         return replace(command, expected=self.past_marks(expected))
 
-    def _announce(self, version: int) -> None:
-        """Tell the table's viewers, in every process, that `version` is committed: sent on the actor's loop,
-        or, for an actor without one (the clock's sweep), on the loop of this process's viewers; with no
-        viewers here, from this thread to the other processes (a Redis layer)."""
-        announce(self.key, version, self._loop)
-
-
-def announce(table_id: int, version: int, loop: asyncio.AbstractEventLoop | None = None) -> None:
-    message = {"type": "durak.version", "v": version}
-    layer, group = get_channel_layer(), group_name(table_id)
-    loop = loop or _viewers_loop
-    try:
-        if loop is not None and loop.is_running():
-            loop.call_soon_threadsafe(lambda: loop.create_task(layer.group_send(group, message)))
-        elif not isinstance(layer, InMemoryChannelLayer):
-            async_to_sync(layer.group_send, force_new_loop=True)(group, message)
-    except Exception:  # the viewers catch up with the next version's notice
-        logger.warning("durak table %s: version %s not announced", table_id, version, exc_info=True)
-
 
 def _close_marked(table_id: int, reason: str) -> None:
     """Close the table, marked quarantined with `reason`, its version moved on (an actor holding it reloads);
@@ -189,49 +161,11 @@ def _close_marked(table_id: int, reason: str) -> None:
         version=F("version") + 1,
     )
     version = DurakTable.objects.values_list("version", flat=True).get(pk=table_id)
-    transaction.on_commit(lambda: announce(table_id, version))
-    transaction.on_commit(broadcast.lobby_changed)
+    fanout.changed_on_commit(GAME, table_id, version, lobby=True)
 
 
 actor_for = DurakActor.actor_for
-#: The event loop of this process's Durak viewers (the server's; `watched_on`).
-_viewers_loop: asyncio.AbstractEventLoop | None = None
-
-
-def watched_on(loop: asyncio.AbstractEventLoop) -> None:
-    """The loop this process's Durak viewers run on: announcements made off any actor's loop go there."""
-    global _viewers_loop
-    _viewers_loop = loop
-
-
-def forget_actors() -> None:
-    """Drop every actor of this process and the tables read for viewers (tests)."""
-    DurakActor.forget_actors()
-    _read.clear()
-
-
-#: Tables read for the viewers of this process when another process owns them: table id -> the table as
-#: last read (at most `_READ_KEPT`, the least recently read forgotten first).
-_read: OrderedDict[int, Table] = OrderedDict()
-_READ_KEPT = 256
-
-
-async def seen(table_id: int, at_least: int = -1, *, fresh: bool = False) -> Table:
-    """The table at version `at_least` or later, for views: the memory of this process's actor when it
-    holds the table, else the table as read once in this process (read again when a newer version is
-    asked for, or with `fresh`). Raises `DurakTable.DoesNotExist`."""
-    actor = DurakActor.actors.get(table_id)
-    held = actor.state if actor is not None else None
-    if held is not None and held.version >= at_least:
-        return held
-    known = _read.get(table_id)
-    if fresh or known is None or known.version < at_least:
-        known = await database_sync_to_async(load)(table_id)
-        _read[table_id] = known
-        while len(_read) > _READ_KEPT:
-            _read.popitem(last=False)
-    _read.move_to_end(table_id)
-    return known
+forget_actors = DurakActor.forget_actors
 
 
 # --- the database side: load and commit ---
@@ -398,6 +332,7 @@ def _create_game(table: Table) -> Game:
             if user_id is None:
                 continue
             services.check_stake(user_id=user_id, stake=game.stake)  # a new account's limit
+            sockets.tell_balance(user_id=user_id)  # the header of the player's pages, after the commit
             try:
                 wallet.stake(
                     user=_user(user_id),
@@ -418,6 +353,7 @@ def _settle(table: Table, game: Game) -> None:
     """The pot back to the players (`durak.table.settle`) and the ratings, in the commit's transaction."""
     for user_id, amount in zip(game.players, game.payouts, strict=True):
         if user_id is not None and amount:
+            sockets.tell_balance(user_id=user_id)
             kind = "refund" if amount == game.stake else "payout"
             wallet.pay(
                 user=_user(user_id),

@@ -8,7 +8,7 @@ class DurakConfig(AppConfig):
 
     def ready(self) -> None:
         from durak import remote, services
-        from durak.actor import DurakActor
+        from durak.actor import DurakActor, load
         from durak.models import GAME
         from live import games
 
@@ -17,7 +17,9 @@ class DurakConfig(AppConfig):
                 name=GAME,
                 label="Durak",
                 actor=DurakActor,
+                read_view=load,
                 chips_in_play=services.chips_in_play,
                 release_user=lambda user: remote.release_user_seats(user=user),
             )
         )
+        remote.DurakRoute.serve()

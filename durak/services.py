@@ -11,11 +11,11 @@ from django.db import transaction
 from django.db.models import Count, QuerySet, Sum
 
 from accounts import limits
-from blackjack import broadcast
 from cards.errors import Refused
 from durak import glicko
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
+from live import fanout
 
 #: Open Durak tables one player (not staff) may have: one person cannot fill the lobby.
 MAX_OPEN_TABLES_PER_PLAYER = 3
@@ -57,7 +57,7 @@ def open_table(
             created_by=user,
         )
         DurakSeat.objects.bulk_create(DurakSeat(table=table, number=n) for n in range(seats))
-        broadcast.lobby_changed_on_commit()
+        fanout.lobby_changed_on_commit()
     return table
 
 

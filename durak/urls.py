@@ -6,7 +6,7 @@ urlpatterns = [
     path("open/", views.open_table, name="durak_open"),
     path("<int:table_id>/", views.table, name="durak_table"),
     path("leaderboard/", views.leaderboard, name="durak_leaderboard"),
-    path("blackjack/history/", views.history, name="durak_history"),
-    path("blackjack/history/export.<str:fmt>", views.history_export, name="durak_history_export"),
+    path("history/", views.history, name="durak_history"),
+    path("history/export.<str:fmt>", views.history_export, name="durak_history_export"),
     path("games/<int:game_id>/", views.replay, name="durak_replay"),
 ]

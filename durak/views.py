@@ -14,8 +14,9 @@ from durak.engine import Match, shuffled_deck, start_game, view_for
 from durak.engine.game import apply
 from durak.engine.rules import VARIANTS
 from durak.forms import OpenDurakTableForm
-from durak.models import DurakGame, DurakTable
+from durak.models import GAME, DurakGame, DurakTable
 from durak.view import table_view
+from live import chat
 
 
 @login_required
@@ -37,7 +38,11 @@ def table(request, table_id: int):
     except DurakTable.DoesNotExist:
         raise Http404("No such Durak table.") from None
     user_id = request.user.pk if request.user.is_authenticated else None
-    context = {"view": table_view(loaded, user_id), "ws_url": f"/ws/durak/{table_id}/"}
+    context = {
+        "view": table_view(loaded, user_id),
+        "ws_url": f"/ws/durak/{table_id}/",
+        **chat.panel(game=GAME, table_id=table_id),
+    }
     return render(request, "durak/table.html", context)
 
 

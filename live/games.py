@@ -28,6 +28,10 @@ class Game:
     label: str
     #: The game's live table actor (`live.table.TableActor`): its map of actors, lease renewal and sweep.
     actor: type
+    #: The shared view part of a table's stored version (an object with its `version`), read from the
+    #: database for the viewers of a process that did not commit it (`live.fanout`); raises the table model's
+    #: `DoesNotExist`.
+    read_view: Callable[[int], Any]
     #: The chips a player has staked at this game's tables that are not settled yet (by user id).
     chips_in_play: Callable[[int], int]
     #: Stand a user up at every table of this game (staff suspended or closed the account): returns the

@@ -1,7 +1,9 @@
 """What every live table's row carries, whatever the game: a lease with an epoch (the fencing token), the
-version its owner's writes are fenced by, and the quarantine staff see."""
+version its owner's writes are fenced by, and the quarantine staff see; and every table's chat lines."""
 
+from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Leased(models.Model):
@@ -27,3 +29,20 @@ class LiveTable(Leased):
 
     class Meta:
         abstract = True
+
+
+class ChatLine(models.Model):
+    """A chat line at a table of any game (`live.chat`): the table is named by its game and its id there."""
+
+    game = models.CharField(max_length=16)
+    table_ref = models.BigIntegerField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    text = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["game", "table_ref", "-id"], name="chatline_recent")]
+
+    def __str__(self) -> str:
+        return self.text[:40]

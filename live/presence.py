@@ -156,9 +156,13 @@ class CountingActor(Actor):
         super().evict()
 
 
-@forward.handles(KIND)
 async def _alive(body: dict[str, Any]) -> dict[str, Any]:
     return {}
+
+
+def serve() -> None:
+    """Answer the other processes' "are you alive?" on this process's channel (at the app's `ready()`)."""
+    forward.handles(KIND)(_alive)
 
 
 async def answers(holder: str) -> bool:

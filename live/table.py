@@ -288,6 +288,17 @@ class TableActor(CountingActor):
         return actor
 
     @classmethod
+    def apply_once(cls, key: int, command: Any) -> int | None:
+        """Apply one command through an actor made for it (not in the map), in this thread, and hand the
+        lease back after it: a command from synchronous code for a table no live process owns (staff)."""
+        actor = cls(key, marks_on_load=False)
+        try:
+            return actor.apply(command)
+        finally:
+            if actor.epoch is not None and key not in cls.actors:
+                lease.release(cls.model, [(key, actor.epoch)])
+
+    @classmethod
     def forget_actors(cls) -> None:
         """Drop every actor of the game in this process (tests; a process that lost its database)."""
         for actor in cls.actors.values():

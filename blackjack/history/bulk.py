@@ -9,7 +9,7 @@ from django.db.models import Max
 
 from accounts.models import LedgerEntry, Wallet
 from blackjack.history.records import Mistake, PeriodStats, PlayerRound
-from blackjack.models import ActionLog, Round
+from blackjack.models import GAME, ActionLog, Round
 
 COLUMNS = {
     Round: (
@@ -21,7 +21,7 @@ COLUMNS = {
     ),
     LedgerEntry: (
         "id", "wallet_id", "transfer", "kind", "amount", "balance_after", "created_at", "round_ref",
-        "table_ref", "memo", "created_by_id",
+        "game", "table_ref", "memo", "created_by_id",
     ),
     PlayerRound: (
         "round_id", "user_id", "table_id", "settled_at", "seats", "stake", "returned", "net", "result",
@@ -106,7 +106,7 @@ class Ledger:
         player.balance += delta
         system.balance -= delta
         transfer = uuid.uuid4()
-        common = (at, round_id, table_id, memo, None)
+        common = (at, round_id, GAME if table_id is not None else "", table_id, memo, None)
         self.writer.add(
             LedgerEntry, (self.next_id, player.wallet_id, transfer, kind, delta, player.balance, *common)
         )

@@ -13,9 +13,8 @@ it is recomputed from the shoe's seeds whenever a round is loaded (`round_order`
 engine state.
 
 Modules: `store` (load, write, one transaction), `actions` (players, chat, recovery),
-`staff` (opening, settings, closing), `floats` (each table's house float), `quarantine` (stopping a table
-whose commands keep failing). The names below are the package's public interface.
-"""
+`staff` (opening tables, a settings change), `floats` (each table's house float), `quarantine` (stopping a
+table whose commands keep failing). The names below are the package's public interface."""
 
 import secrets
 from functools import lru_cache
@@ -24,8 +23,6 @@ from blackjack.engine.shoe import dealing_order, shuffled_shoe
 from blackjack.flow import DISCONNECT_GRACE, WINDOW_ACTIONS, version_accepted
 from blackjack.services.actions import (
     perform,
-    post_chat,
-    post_emote,
     recover_tables,
     void_round,
 )
@@ -35,14 +32,10 @@ from blackjack.services.staff import (
     OPEN_TABLE_MIN_BET,
     TABLE_SETTINGS,
     WINDOW_SETTINGS,
-    close_table,
     create_table,
     open_table,
     open_table_bounds,
-    release_user_seats,
-    reopen_table,
     table_max_bet_cap,
-    update_table,
 )
 from cards.fairness import new_server_seed
 
@@ -54,20 +47,14 @@ __all__ = [
     "WINDOW_ACTIONS",
     "WINDOW_SETTINGS",
     "RoundBroken",
-    "close_table",
     "create_table",
     "new_server_seed",
     "open_table",
     "open_table_bounds",
     "perform",
-    "post_chat",
-    "post_emote",
     "recover_tables",
-    "release_user_seats",
-    "reopen_table",
     "round_order",
     "table_max_bet_cap",
-    "update_table",
     "version_accepted",
     "void_round",
 ]

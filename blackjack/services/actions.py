@@ -1,4 +1,4 @@
-"""What players and the websockets do to a table through the services: actions, chat, and voiding the rounds
+"""What players and the websockets do to a table through the services: actions, and voiding the rounds
 that cannot go on (at once, or when a clock starts). Deadlines and presence are the owners'
 (`blackjack.actors`)."""
 
@@ -7,12 +7,10 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Sum
-from django.utils import timezone
 
 from accounts.models import LedgerEntry
-from blackjack import broadcast, flow
-from blackjack.models import GAME, ChatMessage, Round, Table
-from blackjack.protocol import EMOTES, MAX_CHAT_BYTES
+from blackjack import flow
+from blackjack.models import GAME, Round
 from blackjack.services import load, store
 from blackjack.services.load import RoundBroken
 from cards.errors import Refused
@@ -52,42 +50,6 @@ def acting_player(loaded: load.Loaded, user) -> flow.Player:
             return load.player_of(seat.user)
     public = getattr(user, "public_name", None) or ""
     return flow.Player(user.pk, user.username, public, load.barred(user.pk))
-
-
-def post_chat(*, table_id: int, user, text: str) -> ChatMessage:
-    """Store a chat line (stripped, 1 to `MAX_CHAT_BYTES` bytes of UTF-8) and tell the table's viewers."""
-    if user is None or not user.is_authenticated:
-        raise Refused("not_authenticated", "Log in to chat.")
-    if not isinstance(text, str) or not text.strip():
-        raise Refused("bad_message", "Write something to send.")
-    text = text.strip()
-    if len(text.encode("utf-8")) > MAX_CHAT_BYTES:
-        raise Refused("bad_message", f"A chat message is at most {MAX_CHAT_BYTES} bytes of UTF-8.")
-    with transaction.atomic():
-        table = Table.objects.filter(pk=table_id).first()
-        if table is None:
-            raise Refused("bad_message", "No such table.")
-        message = ChatMessage.objects.create(table=table, user=user, text=text)
-        broadcast.chat_on_commit(table.pk, message.pk)
-    return message
-
-
-def post_emote(*, table_id: int, user, emote: str) -> dict[str, str]:
-    """Show a quick reaction (a key of `EMOTES`) to the table's viewers, at the sender's seat and in their
-    reactions log. Ephemeral: nothing is stored and the table's version does not change."""
-    if user is None or not user.is_authenticated:
-        raise Refused("not_authenticated", "Log in to react.")
-    if emote not in EMOTES:
-        raise Refused("bad_message", f"Unknown emote {emote!r}; emotes: {', '.join(EMOTES)}.")
-    entry = {
-        "emote": emote,
-        "text": EMOTES[emote],
-        "from": user.username,
-        "display_name": user.display_name or user.username,
-        "at": timezone.now().isoformat().replace("+00:00", "Z"),
-    }
-    broadcast.emote(table_id, entry)
-    return entry
 
 
 def void_round(*, round_id: int, reason: str) -> bool:

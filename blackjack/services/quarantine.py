@@ -10,9 +10,10 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from blackjack import broadcast, flow
-from blackjack.models import Table
+from blackjack import flow
+from blackjack.models import GAME, Table
 from blackjack.services import actions, store
+from live import fanout
 
 #: What the players read in the table's log (an event is at most 200 characters).
 NOTICE = (
@@ -49,4 +50,4 @@ def close_stuck(*, table_id: int, reason: str) -> None:
         )
         if changed:
             version = Table.objects.values_list("version", flat=True).get(pk=table_id)
-            broadcast.table_changed_on_commit(table_id, version, lobby=True)
+            fanout.changed_on_commit(GAME, table_id, version, lobby=True)

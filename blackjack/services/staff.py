@@ -1,17 +1,15 @@
-"""Opening tables (staff, seed data, players from the lobby) and what staff change on them: settings, closing,
-reopening, standing a suspended player up."""
-
-from functools import partial
+"""Opening tables (staff, seed data, players from the lobby) and writing a staff's settings change in the
+table owner's process (`change_settings`); staff's edits reach that owner through `blackjack.operations`."""
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from blackjack import broadcast, flow
-from blackjack.models import GAME, MAX_SEATS, MAX_WINDOW_SECONDS, OpenTableBounds, RulePreset, Seat, Table
+from blackjack import flow
+from blackjack.models import MAX_SEATS, MAX_WINDOW_SECONDS, OpenTableBounds, RulePreset, Seat, Table
 from blackjack.services import floats, load, store
 from cards.errors import Refused
-from live import quarantine
+from live import fanout
 
 # Limits a player may choose when opening a table from the lobby (staff set any limits in the admin).
 OPEN_TABLE_MIN_BET = getattr(settings, "TABLES_OPEN_MIN_BET", 1)
@@ -43,7 +41,7 @@ def create_table(
         Seat.objects.bulk_create(Seat(table=table, number=n) for n in range(1, table.seats + 1))
         floats.fund(table)
         if not table.is_private:
-            broadcast.lobby_changed_on_commit()
+            fanout.lobby_changed_on_commit()
     return table
 
 
@@ -109,20 +107,6 @@ def table_max_bet_cap() -> int:
     return int(getattr(settings, "TABLE_MAX_BET_CAP", 100_000))
 
 
-def update_table(*, table_id: int, **values) -> int:
-    """Change a table's settings (`TABLE_SETTINGS`). The round under way keeps the rules and limits it
-    opened with (`Round.rules`, `min_bet`, `max_bet` are snapshots); the next round uses the new ones.
-    Seats cannot be removed while a player sits in them. Applied by the table's owner (`blackjack.remote`).
-    Tells the table and the lobby; returns the version."""
-    if isinstance(values.get("preset"), RulePreset):
-        values["preset"] = values["preset"].pk  # the command may cross processes: the preset goes by id
-    return _through_owner(
-        table_id,
-        {"op": "settings", "values": values},
-        lambda: change_settings(table_id=table_id, values=values),
-    )
-
-
 def change_settings(*, table_id: int, values: dict) -> int:
     """Write a settings change (`update_table`'s, in the owner's process); `preset` by id, instance or
     name."""
@@ -143,13 +127,6 @@ def change_settings(*, table_id: int, values: dict) -> int:
         return store.apply(loaded, store.decide(loaded, command))
 
 
-def _through_owner(table_id: int, command: dict, here) -> int | None:
-    """A staff edit goes to the table's owner, if a live process owns it (`blackjack.remote.from_sync`)."""
-    from blackjack import remote  # remote applies commands through the actors, which use these services
-
-    return remote.from_sync(table_id, command, here)
-
-
 def _check_table_settings(table: Table) -> None:
     cap = table_max_bet_cap()
     if not 1 <= table.min_bet <= table.max_bet <= cap:
@@ -161,35 +138,6 @@ def _check_table_settings(table: Table) -> None:
     for name in WINDOW_SETTINGS:
         if not 1 <= getattr(table, name) <= MAX_WINDOW_SECONDS:
             raise Refused("bad_message", f"A decision window lasts 1 to {MAX_WINDOW_SECONDS} seconds.")
-
-
-def close_table(*, table_id: int) -> int:
-    """Close a table: nobody new may sit; players without chips in the round under way stand up now, the
-    others when the round is settled (`leaving_after_round`). The lobby drops it. Its float goes back to the
-    house now if no round is under way, else after the round (`floats.rebalance`). Returns the version."""
-    version = _through_owner(table_id, {"op": "close"}, lambda: store.run(table_id, flow.Release(close=True)))
-    floats.sweep(table_id=table_id)
-    return version
-
-
-def reopen_table(*, table_id: int) -> int:
-    """Open a closed table again (it returns to the lobby if public), quarantined or not. Returns the
-    version."""
-    version = _through_owner(
-        table_id, {"op": "reopen"}, lambda: store.run(table_id, flow.Reopen(), engine=False)
-    )
-    quarantine.lift(GAME, table_id=table_id)
-    return version
-
-
-def release_user_seats(*, user) -> int:
-    """Stand `user` up at every table (a suspension, a deactivation): at once where no chips of theirs are in
-    play, after the current round elsewhere. Returns the number of tables changed."""
-    table_ids = set(Seat.objects.filter(user=user).values_list("table_id", flat=True))
-    for table_id in sorted(table_ids):
-        here = partial(store.run, table_id, flow.Release(player_id=user.pk))
-        _through_owner(table_id, {"op": "release", "user": user.pk}, here)
-    return len(table_ids)
 
 
 def _find_preset(preset) -> RulePreset | None:

@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db import transaction
 
 from accounts import services as wallet
-from blackjack import broadcast, flow
+from blackjack import flow
 from blackjack.engine.round import RoundState
 from blackjack.flow import Outcome, RoundInfo, Seeds, ShoeInfo, TableState
 from blackjack.history import recording as history
@@ -24,6 +24,7 @@ from blackjack.services import floats
 from blackjack.services.load import SEAT_COLUMNS, Loaded, RoundBroken, begin, dump_engine, seat_values
 from cardroom.batch import Batch, ModelStatement
 from cards.errors import Refused
+from live import fanout
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ def write(
 ) -> int:
     """Write the outcome's rows: new rows at once (their ids are referred to), changed ones in one batch
     (`first`, a statement and its parameters, heads it). With `announce`, the new version is announced on
-    commit (`blackjack.broadcast`); a table actor shows its views of it itself."""
+    commit (`live.fanout`); a table actor shows its views of it itself."""
     state, table, writes = out.state, loaded.table, Batch()
     if first is not None:
         writes.add(*first)
@@ -134,7 +135,7 @@ def write(
         record_history_on_commit(settled, out.settled.engine)
     writes.flush()
     if announce:
-        broadcast.table_changed_on_commit(table.pk, table.version, lobby=out.lobby)
+        fanout.changed_on_commit(GAME, table.pk, table.version, lobby=out.lobby)
     return table.version
 
 

@@ -3,16 +3,13 @@
 Everything here formats what the view model already says; no rule of the game is decided here.
 """
 
-from datetime import UTC, datetime
-
 from django import template
 from django.template.loader import get_template
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
 from blackjack.rendering import LIVE_TEMPLATE
+from live.templatetags.live_ui import clock, iso, seconds_left
 
 register = template.Library()
 
@@ -153,42 +150,10 @@ def result_tone(result) -> str:
     return RESULT_TONES.get(result, "bad")
 
 
-def _as_datetime(value) -> datetime | None:
-    if isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, str) and value:
-        moment = parse_datetime(value.replace("Z", "+00:00"))
-        if moment is None:
-            return None
-    else:
-        return None
-    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
-
-
-@register.filter
-def seconds_left(deadline) -> int | str:
-    """Whole seconds from now until an ISO-8601 deadline (never negative); "" when there is none.
-
-    Rendered at send time, so the browser counts down from it without trusting its own clock.
-    """
-    moment = _as_datetime(deadline)
-    if moment is None:
-        return ""
-    return max(0, round((moment - timezone.now()).total_seconds()))
-
-
-@register.filter
-def clock(value) -> str:
-    """ "14:03:07" (UTC) from an ISO-8601 time or datetime."""
-    moment = _as_datetime(value)
-    return moment.astimezone(UTC).strftime("%H:%M:%S") if moment else ""
-
-
-@register.filter
-def iso(value) -> str:
-    """A machine-readable time for `<time datetime=...>`."""
-    moment = _as_datetime(value)
-    return moment.isoformat() if moment else ""
+# The time helpers every game's table pages share, under this library's names too.
+register.filter("seconds_left", seconds_left)
+register.filter("clock", clock)
+register.filter("iso", iso)
 
 
 @register.filter
@@ -364,8 +329,6 @@ WS_FORMS = (
     "form-even-money",
     "form-early-surrender",
     "form-leave",
-    "form-chat",
-    "form-emote",
 )
 #: Playing buttons: protocol action, keyboard shortcut, label.
 PLAY_BUTTONS = (

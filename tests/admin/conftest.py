@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps
 from django.contrib.auth.models import Group
 
-from blackjack import broadcast
+from live import fanout
 from tests.blackjack.conftest import (  # noqa: F401  (fixtures)
     act,
     at,
@@ -61,9 +61,9 @@ def sent(monkeypatch):
 
     def record(work, notice, lobby=False):
         if notice is not None:
-            messages.append((broadcast.table_group(notice["table"]), notice))
+            messages.append((fanout.group_of(notice["game"], notice["table"]), notice))
         if lobby:
-            messages.append((broadcast.LOBBY_GROUP, {"type": "lobby.changed"}))
+            messages.append((fanout.LOBBY_GROUP, {"type": "lobby.changed"}))
 
-    monkeypatch.setattr(broadcast, "_on_loop", record)
+    monkeypatch.setattr(fanout, "_on_loop", record)
     return messages

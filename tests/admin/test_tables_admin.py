@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.audit import audit_ledger
-from blackjack import services
+from blackjack import operations
 from blackjack.models import Phase, Round, Seat, Table
 from cards.errors import Refused
 from tests.blackjack.conftest import deal_cards, preset_row
@@ -63,10 +63,10 @@ def test_bad_settings_are_refused_with_a_message(admin_client, table, settings, 
 def test_the_service_refuses_limits_above_the_cap(table, settings):
     settings.TABLE_MAX_BET_CAP = 1_000
     with pytest.raises(Refused) as refused:
-        services.update_table(table_id=table.pk, max_bet=1_001)
+        operations.update_table(table_id=table.pk, max_bet=1_001)
     assert refused.value.code == "bad_amount"
     with pytest.raises(Refused):
-        services.update_table(table_id=table.pk, min_bet=0)
+        operations.update_table(table_id=table.pk, min_bet=0)
     assert Table.objects.get(pk=table.pk).max_bet == 500
 
 
@@ -74,10 +74,10 @@ def test_the_service_refuses_limits_above_the_cap(table, settings):
 def test_the_service_refuses_a_window_the_clock_could_not_keep(table, name):
     for seconds in (0, 601, 10**12):
         with pytest.raises(Refused) as refused:
-            services.update_table(table_id=table.pk, **{name: seconds})
+            operations.update_table(table_id=table.pk, **{name: seconds})
         assert refused.value.code == "bad_message"
     assert getattr(Table.objects.get(pk=table.pk), name) == getattr(table, name)
-    services.update_table(table_id=table.pk, **{name: 600})
+    operations.update_table(table_id=table.pk, **{name: 600})
     assert getattr(Table.objects.get(pk=table.pk), name) == 600
 
 
@@ -106,7 +106,8 @@ def test_an_edit_goes_through_the_service_and_is_broadcast(
     assert (fresh.min_bet, fresh.max_bet, fresh.seats) == (50, 5_000, 4)
     assert fresh.version == table.version + 1
     assert list(fresh.seat_set.values_list("number", flat=True)) == [1, 2, 3, 4]
-    assert (f"table-{table.pk}", {"type": "table.changed", "v": fresh.version, "table": table.pk}) in sent
+    notice = {"type": "live.changed", "game": "blackjack", "table": table.pk, "v": fresh.version}
+    assert (f"blackjack-{table.pk}", notice) in sent
     assert ("lobby", {"type": "lobby.changed"}) in sent
 
 
@@ -115,7 +116,7 @@ def test_an_occupied_seat_cannot_be_removed(admin_client, table, alice, act):
     response = admin_client.post(change_url(table), settings_of(table, seats=5))
     assert "Seat 6 is occupied" in " ".join(response.context["adminform"].form.errors["seats"])
     with pytest.raises(Refused) as refused:
-        services.update_table(table_id=table.pk, seats=5)
+        operations.update_table(table_id=table.pk, seats=5)
     assert refused.value.code == "seat_taken"
     assert Table.objects.get(pk=table.pk).seats == 7
 
@@ -215,8 +216,8 @@ def test_a_refusal_by_the_service_is_shown_and_nothing_is_saved(admin_client, ta
         Seat.objects.filter(table=table, number=6).update(user=alice)
         return real(**values)
 
-    real = services.update_table
-    monkeypatch.setattr(services, "update_table", sit_first)
+    real = operations.update_table
+    monkeypatch.setattr(operations, "update_table", sit_first)
     response = admin_client.post(change_url(table), settings_of(table, seats=5), follow=True)
     assert "Not saved: Seat 6 is occupied" in response.text
     assert Table.objects.get(pk=table.pk).seats == 7

@@ -9,11 +9,11 @@ import pytest
 from django.utils import timezone
 
 from accounts.audit import audit_ledger
-from blackjack import actors, broadcast, flow
+from blackjack import actors, flow
 from blackjack.models import Phase, Seat, Table, TableEvent
 from blackjack.viewmodel import build_table_view
 from cards.errors import Refused
-from live import clock
+from live import clock, fanout
 from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -321,10 +321,13 @@ def test_changes_are_broadcast_after_commit(
     table, alice, act, monkeypatch, django_capture_on_commit_callbacks
 ):
     sent = []
-    monkeypatch.setattr(broadcast, "_on_loop", lambda work, notice, lobby=False: sent.append((notice, lobby)))
+    monkeypatch.setattr(fanout, "_on_loop", lambda work, notice, lobby=False: sent.append((notice, lobby)))
     with django_capture_on_commit_callbacks(execute=True):
         version = act(table, alice, "sit", seat=1)
-    assert ({"type": "table.changed", "v": version, "table": table.pk}, True) in sent  # and the lobby
+    assert (
+        {"type": "live.changed", "game": "blackjack", "table": table.pk, "v": version},
+        True,
+    ) in sent  # and the lobby
     sent.clear()
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(Refused):
         act(table, alice, "bet", amount=1)

@@ -7,7 +7,7 @@ import logging
 import pytest
 from autobahn.exception import Disconnected
 
-from blackjack.consumers import LobbyConsumer, TableConsumer
+from blackjack.consumers import BlackjackConsumer, LobbyConsumer
 
 pytestmark = pytest.mark.asyncio
 
@@ -25,7 +25,7 @@ def consumer_whose_client_is(consumer_class, error: Exception | None):
     return consumer
 
 
-@pytest.mark.parametrize("consumer_class", [TableConsumer, LobbyConsumer])
+@pytest.mark.parametrize("consumer_class", [BlackjackConsumer, LobbyConsumer])
 async def test_a_frame_to_a_client_that_just_left_is_dropped(consumer_class, caplog):
     gone = consumer_whose_client_is(consumer_class, Disconnected("Attempt to send on a closed protocol"))
     with caplog.at_level(logging.INFO):
@@ -38,6 +38,6 @@ async def test_a_frame_to_a_client_that_just_left_is_dropped(consumer_class, cap
 
 
 async def test_other_send_failures_still_raise():
-    broken = consumer_whose_client_is(TableConsumer, RuntimeError("something else"))
+    broken = consumer_whose_client_is(BlackjackConsumer, RuntimeError("something else"))
     with pytest.raises(RuntimeError, match="something else"):
         await broken.send(text_data="{}")

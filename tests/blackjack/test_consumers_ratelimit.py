@@ -1,6 +1,6 @@
 """The per-connection rate limiter of the table consumer (over a websocket: test_consumers.py)."""
 
-from blackjack.consumers import FloodGuard
+from live.consumer import FloodGuard
 
 
 def test_flood_guard_windows():

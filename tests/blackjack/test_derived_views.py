@@ -17,13 +17,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts import services as wallet
-from blackjack import actors, services, viewmodel
+from blackjack import actors, operations, viewmodel
 from blackjack.engine.rules import PRESETS
 from blackjack.engine.strategy import basic_strategy
 from blackjack.models import Table
 from blackjack.services import load
 from cards.errors import Refused
-from live import clock
+from live import chat, clock
 from tests.blackjack.conftest import deal_cards, sockets_open
 from tools.loadtest.bot import next_action
 
@@ -129,7 +129,7 @@ class Games:
         self.perform(table_id, user, {"action": "leave"}, self.view(table_id, user)["v"])
 
     def chat(self, table_id: int, user) -> None:
-        services.post_chat(table_id=table_id, user=user, text=f"line {self.rng.random():.6f}")
+        chat.post(game="blackjack", table_id=table_id, user=user, text=f"line {self.rng.random():.6f}")
 
     def presence(self, table_id: int, user) -> None:
         """One of two tabs of the player opens or closes."""
@@ -147,7 +147,7 @@ class Games:
         actors.balance_seen(user.pk, entry.balance_after)
 
     def staff_edit(self, table_id: int, user) -> None:
-        services.update_table(table_id=table_id, max_bet=self.rng.choice([500, 400]))
+        operations.update_table(table_id=table_id, max_bet=self.rng.choice([500, 400]))
 
 
 # One seed in `make test`, three more with the slow tests (about 20 s each).

@@ -9,7 +9,7 @@ from django.urls import reverse
 from accounts import services as wallet
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
-from blackjack import actors, services
+from blackjack import actors, operations
 from blackjack.models import Phase, Table
 from blackjack.services import floats
 from tests.blackjack.conftest import deal_cards
@@ -77,7 +77,7 @@ def test_a_float_that_cannot_cover_a_settlement_is_topped_up_in_it(
 
 
 def test_closing_an_idle_table_sweeps_its_float_to_the_house(table):
-    services.close_table(table_id=table.pk)
+    operations.close_table(table_id=table.pk)
     assert (float_of(table), house()) == (0, 0)
     assert audit_ledger().ok
 
@@ -86,7 +86,7 @@ def test_closing_mid_round_keeps_the_float_until_the_round_is_over(table, alice,
     scripted_shoe(table, deal_cards(["Ts", "9h"], dealer=["Td", "7c"]))
     act(table, alice, "sit", seat=1)
     act(table, alice, "bet", amount=100)
-    services.close_table(table_id=table.pk)
+    operations.close_table(table_id=table.pk)
     assert float_of(table) == TARGET + 100
     assert floats.rebalance() == 0  # the round is under way
     act(table, alice, "stand")

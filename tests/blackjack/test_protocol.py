@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blackjack.protocol import ACTIONS, MAX_AMOUNT, MAX_FRAME_BYTES, parse_message
+from blackjack.protocol import ACTIONS, MAX_AMOUNT, parse_message
 from cards.errors import Refused
+from live.protocol import MAX_FRAME_BYTES
 
 
 def parse_json(message, **kwargs):
@@ -89,9 +90,7 @@ def test_action_list_matches_the_protocol_table():
         "double",
         "split",
         "surrender",
-        "chat",
-        "emote",
-    }
+    }  # and the site's own, at every game's table (`live.protocol.SITE_FIELDS`): chat, emote
 
 
 def test_headers_object_is_ignored_in_both_formats():

@@ -1,11 +1,10 @@
 """docs/protocol.md stays honest: every field the server sends, every error code it raises and every value
 of the phase, status and result sets is documented there, and no documented field has left the code.
 
-Fields are read from real views (`build_table_view`, `build_lobby_view`, `chat_entry`) built in every phase
-for a seated player and a spectator; a field is documented when its key path (for example
-`table.seats[].hands[].result`) is the backticked first cell of a table row in the doc.
-Error codes are collected from the source with `ast`.
-"""
+Fields are read from real views (`build_table_view`, `build_lobby_view`, `live.chat.line`) built in every
+phase for a seated player and a spectator; a field is documented when its key path (for example
+`table.seats[].hands[].result`) is the backticked first cell of a table row in the doc. Error codes are
+collected from the source with `ast`."""
 
 import ast
 import re
@@ -16,10 +15,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
-from blackjack import services
 from blackjack.engine import _state
-from blackjack.models import ChatMessage, Phase
-from blackjack.viewmodel import build_lobby_view, build_table_view, chat_entry
+from blackjack.models import Phase
+from blackjack.viewmodel import build_lobby_view, build_table_view
+from live import chat
 from tests.blackjack.conftest import deal_cards
 
 pytestmark = pytest.mark.django_db
@@ -34,6 +33,7 @@ CODE_SOURCES = [
     ROOT / "blackjack" / "protocol.py",
     ROOT / "blackjack" / "consumers.py",
     *sorted((ROOT / "blackjack" / "engine").glob("*.py")),
+    *sorted((ROOT / "live").glob("*.py")),
 ]
 REFUSALS = {"Refused", "send_error"}
 #: The codes shared/PROTOCOL.md lists (the fixed contract).
@@ -125,7 +125,7 @@ def views(table, alice, bob, act, scripted_shoe) -> list[dict[str, Any]]:
     snap(Phase.WAITING)
     act(table, alice, "sit", seat=1)
     act(table, bob, "sit", seat=2)
-    services.post_chat(table_id=table.pk, user=bob, text="good luck")
+    chat.post(game="blackjack", table_id=table.pk, user=bob, text="good luck")
     snap(Phase.BETTING)
     act(table, alice, "bet", amount=50)
     act(table, bob, "bet", amount=40)
@@ -160,11 +160,11 @@ def test_every_documented_state_field_is_sent(views):
 
 def test_the_chat_message_and_the_lobby_are_documented(table, alice, act):
     act(table, alice, "sit", seat=3)
-    message = services.post_chat(table_id=table.pk, user=alice, text="hello")
-    chat = {"type": "chat", **chat_entry(ChatMessage.objects.select_related("user").get(pk=message.pk))}
+    line = chat.post(game="blackjack", table_id=table.pk, user=alice, text="hello")
+    message = {"type": "chat", **chat.line(game="blackjack", table_id=table.pk, line_id=line.pk)}
     text = doc_text()
     documented = documented_paths(text)
-    assert not sorted(set(chat) - documented), "a field of the `chat` message is not documented"
+    assert not sorted(set(message) - documented), "a field of the `chat` message is not documented"
 
     lobby = build_lobby_view()
     assert lobby["tables"], "the lobby lists the table"
@@ -196,9 +196,9 @@ def module_constants(paths: Iterable[Path]) -> dict[str, str]:
 
 
 def raised_codes(paths: Iterable[Path]) -> dict[str, set[str]]:
-    """code -> the files naming it as the first argument of a refusal (Refused, Refused,
-    Refused, send_error). A first argument that is neither a string nor a known constant must be passed
-    through from another refusal (`exc.code`), else the test cannot see the code and fails."""
+    """code -> the files naming it as the first argument of a refusal (`Refused`, `send_error`). A first
+    argument that is neither a string nor a known constant must be passed through from another refusal
+    (`exc.code`, or an owner's answer `*answer["refused"]`), else the test cannot see the code and fails."""
     paths = list(paths)
     constants = module_constants(paths)
     codes: dict[str, set[str]] = {}
@@ -221,8 +221,10 @@ def raised_codes(paths: Iterable[Path]) -> dict[str, set[str]]:
                 code = first.value
             elif isinstance(first, ast.Name) and first.id in constants:
                 code = constants[first.id]
-            elif isinstance(first, ast.Attribute) and first.attr == "code":
-                continue  # re-raised from an Refused / Refused whose code is collected where raised
+            elif (isinstance(first, ast.Attribute) and first.attr == "code") or isinstance(
+                first, ast.Starred
+            ):
+                continue  # re-raised from a refusal whose code is collected where it was raised
             else:
                 pytest.fail(f"{path.name}:{node.lineno}: cannot tell which code {ast.unparse(node)} raises")
             codes.setdefault(code, set()).add(path.name)
@@ -300,4 +302,4 @@ def test_removing_an_error_code_is_noticed():
     errors = section(doc_text(), "Errors")
     before = set(undocumented_codes(errors))
     after = set(undocumented_codes(errors.replace("`suspended`", "suspended")))
-    assert after - before == {"suspended (decide.py, staff.py)"}
+    assert after - before == {"suspended (chat.py, decide.py, staff.py)"}

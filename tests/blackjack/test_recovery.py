@@ -7,7 +7,7 @@ from django.urls import reverse
 from accounts import services as accounts
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
-from blackjack import selectors, services
+from blackjack import operations, selectors, services
 from blackjack.engine.shoe import dealing_order
 from blackjack.models import Phase, Round, Seat, Shoe, Table, TableEvent
 from cards.errors import Refused
@@ -85,7 +85,7 @@ def seated(table: Table) -> list[int]:
 
 def test_a_voided_last_round_of_a_closed_table_leaves_it_empty_and_waiting(mid_round, alice, bob, balance):
     table = mid_round
-    services.close_table(table_id=table.pk)  # its last round: both players leave after it
+    operations.close_table(table_id=table.pk)  # its last round: both players leave after it
     Round.objects.filter(pk=fresh(table).current_round_id).update(state={"seats": "?"})
     assert services.recover_tables() == 1
     assert (balance(alice), balance(bob)) == (10_000, 10_000)
@@ -105,7 +105,7 @@ def test_a_voided_round_frees_the_seat_of_a_player_who_asked_to_leave(mid_round,
 def test_a_voided_round_frees_the_seat_of_a_suspended_player(mid_round, alice, bob, make_user):
     table = mid_round
     accounts.suspend_user(user=alice, staff=make_user("staff", is_staff=True))
-    services.release_user_seats(user=alice)  # the admin's "Suspend": her chips are in play, so after it
+    operations.release_user_seats(user=alice)  # the admin's "Suspend": her chips are in play, so after it
     assert seated(table) == [1, 2]
     assert services.void_round(round_id=fresh(table).current_round_id, reason="test")
     assert seated(table) == [2]

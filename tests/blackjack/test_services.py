@@ -211,30 +211,6 @@ def test_lowering_a_bet_refunds_the_difference(table, alice, bob, act, balance):
     assert audit_ledger().ok
 
 
-def test_chat_is_stored_stripped_and_length_limited(
-    table, alice, monkeypatch, django_capture_on_commit_callbacks
-):
-    from django.contrib.auth.models import AnonymousUser
-
-    from blackjack import broadcast
-
-    sent = []
-    monkeypatch.setattr(broadcast, "_on_loop", lambda work, notice, lobby=False: sent.append(notice))
-    with django_capture_on_commit_callbacks(execute=True):
-        message = services.post_chat(table_id=table.pk, user=alice, text="  <b>hi</b>  ")
-    assert message.text == "<b>hi</b>"  # stored as written; templates escape it
-    assert sent == [{"type": "table.chat", "table": table.pk, "id": message.pk}]
-    for user, text, code in (
-        (alice, "x" * 301, "bad_message"),
-        (alice, "   ", "bad_message"),
-        (AnonymousUser(), "hi", "not_authenticated"),
-    ):
-        with pytest.raises(Refused) as refused:
-            services.post_chat(table_id=table.pk, user=user, text=text)
-        assert refused.value.code == code
-    assert fresh(table).version == 0  # chat does not bump the table version
-
-
 def test_open_table_within_the_bounds(alice):
     from tests.blackjack.conftest import preset_row
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from blackjack.engine import RuleSet, apply, new_deck_order, new_round
 from blackjack.engine.rules import PRESETS
-from blackjack.models import ChatMessage, Phase, Round, RulePreset, Seat, Shoe, Table, TableEvent
+from blackjack.models import Phase, Round, RulePreset, Seat, Shoe, Table, TableEvent
 from blackjack.viewmodel import (
     TableUnavailable,
     build_lobby_view,
@@ -27,6 +27,7 @@ from blackjack.viewmodel import (
     visible_table,
 )
 from cards.fairness import new_server_seed, seed_hash
+from live import chat
 
 pytestmark = pytest.mark.django_db
 
@@ -277,33 +278,30 @@ def test_table_without_a_round_is_waiting(users):
     assert all(seat["player"] is None for seat in view["table"]["seats"])
 
 
-def test_events_and_chat_are_the_latest_oldest_first(users):
+def test_events_are_the_latest_oldest_first_and_no_view_carries_the_chat(users):
     table = make_table()
     for n in range(40):
         TableEvent.objects.create(table=table, kind=TableEvent.Kind.BET, text=f"event {n}")
-        ChatMessage.objects.create(table=table, user=users[n % 2], text=f"line {n}")
+        chat.post(game="blackjack", table_id=table.pk, user=users[n % 2], text=f"line {n}")
     view = build_table_view(table_id=table.pk, user=AnonymousUser())["table"]
     assert [event["text"] for event in view["events"]] == [f"event {n}" for n in range(10, 40)]
     assert view["events"][0]["kind"] == "bet"
-    assert [line["text"] for line in view["chat"]] == [f"line {n}" for n in range(10, 40)]
-    assert view["chat"][-1]["from"] == "bob"
-    assert view["chat"][-1]["display_name"] == "Bob"
+    assert "chat" not in view  # the site's: `live.chat`
 
 
-def test_query_count_does_not_grow_with_seats_events_or_chat(users, django_assert_num_queries):
+def test_query_count_does_not_grow_with_seats_or_events(users, django_assert_num_queries):
     table = make_table()
     deal_round(table, {1: users[0], 2: users[1], 3: users[2]}, [*FRONT[:2], "9c", *FRONT[2:]])
     for n in range(40):
         TableEvent.objects.create(table=table, kind=TableEvent.Kind.ACTION, text=f"event {n}")
-        ChatMessage.objects.create(table=table, user=users[n % 3], text=f"line {n}")
-    # A view read from the database: table + round + shoe + preset, seats + users + wallets,
-    # events, chat + users; a logged-in viewer without a seat also reads their balance.
-    with django_assert_num_queries(4):
+    # A view read from the database: table + round + shoe + preset, seats + users + wallets, events; a
+    # logged-in viewer without a seat also reads their balance.
+    with django_assert_num_queries(3):
         first = build_table_view(table_id=table.pk, user=users[0])
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         build_table_view(table_id=table.pk, user=AnonymousUser())
     dave = type(users[0]).objects.create_user(username="dave")
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(4):
         watcher = build_table_view(table_id=table.pk, user=dave)
     assert watcher["table"] == first["table"]
     assert watcher["you"]["seats"] == []
@@ -338,14 +336,10 @@ def test_the_json_of_a_view_reuses_the_shared_encoding_and_equals_the_view(users
     assert found.shared.table_json in found.json()
 
 
-def test_a_new_version_or_chat_line_is_read_afresh(users):
+def test_a_new_version_is_read_afresh(users):
     table = make_table()
     deal_round(table, {1: users[0]}, ["9h", "Th", "7c", "Kd"])
     before = build_table_view(table_id=table.pk, user=AnonymousUser())
-    ChatMessage.objects.create(table=table, user=users[0], text="hello")
-    assert [
-        line["text"] for line in build_table_view(table_id=table.pk, user=AnonymousUser())["table"]["chat"]
-    ] == ["hello"]
     Table.objects.filter(pk=table.pk).update(name="Renamed")
     bump_version(table)
     view = build_table_view(table_id=table.pk, user=AnonymousUser())
@@ -409,7 +403,6 @@ def test_view_building_benchmark(users):
     deal_round(table, {1: users[0], 2: users[1], 3: users[2]}, [*FRONT[:2], "9c", *FRONT[2:]])
     for n in range(30):
         TableEvent.objects.create(table=table, kind=TableEvent.Kind.ACTION, text=f"event {n}")
-        ChatMessage.objects.create(table=table, user=users[n % 3], text=f"line {n}")
     runs = 50
 
     def per_view(body) -> float:

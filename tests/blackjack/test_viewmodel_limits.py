@@ -2,7 +2,7 @@
 
 import pytest
 
-from blackjack import services
+from blackjack import operations
 from blackjack.viewmodel import build_table_view
 from tests.blackjack.conftest import deal_cards, preset_row
 
@@ -13,7 +13,7 @@ def test_the_view_shows_the_round_limits_until_the_round_is_over(table, alice, a
     # 17 against the dealer's 9 and 8: no insurance offer (an ace up would refuse the stand below), no draws.
     scripted_shoe(table, deal_cards(["Ts", "7h"], dealer=["9c", "8d"]))
     act(table, alice, "sit", seat=1)  # opens the betting round at 10-500
-    services.update_table(table_id=table.pk, min_bet=50, max_bet=2_000)
+    operations.update_table(table_id=table.pk, min_bet=50, max_bet=2_000)
     during = build_table_view(table_id=table.pk, user=alice)["table"]
     assert (during["min_bet"], during["max_bet"]) == (10, 500)
     act(table, alice, "bet", seat=1, amount=20)  # the round's limits are the ones enforced
@@ -28,7 +28,7 @@ def test_the_view_shows_the_round_limits_until_the_round_is_over(table, alice, a
 
 def test_a_preset_change_shows_from_the_next_round(table, alice, act):
     act(table, alice, "sit", seat=1)
-    services.update_table(table_id=table.pk, preset=preset_row("Downtown"))
+    operations.update_table(table_id=table.pk, preset=preset_row("Downtown"))
     during = build_table_view(table_id=table.pk, user=alice)["table"]
     assert during["rules"]["decks"] == 6  # Vegas Strip, as the round opened
     act(table, alice, "leave")  # nobody left in the round: it ends, the next one opens with the new rules

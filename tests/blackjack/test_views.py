@@ -8,6 +8,7 @@ from django.urls import reverse
 from blackjack.engine.strategy import basic_strategy
 from blackjack.models import Seat, Table
 from blackjack.templatetags.table_ui import WS_FORMS
+from live.consumer import CHAT_FORMS
 from tests.blackjack.test_templates import by_id, parse
 
 pytestmark = pytest.mark.django_db
@@ -66,12 +67,12 @@ def test_table_page_includes_the_live_partials_and_stable_forms(client, alice, t
     ):
         assert by_id(root, region).attrs["hx-swap-oob"] in ("true", "innerHTML")
     assert by_id(root, "nav-balance").attrs.get("hx-swap-oob") is None, "the header's own balance element"
-    for form_id in WS_FORMS:
+    for form_id in (*WS_FORMS, *CHAT_FORMS):
         form = by_id(root, form_id)
         assert form.tag == "form"
         assert "ws-send" in form.attrs
     # Everything that names a form names one of the stable forms, and no sending form is inside a live region.
-    assert {node.attrs["form"] for node in root.all() if "form" in node.attrs} <= set(WS_FORMS)
+    assert {node.attrs["form"] for node in root.all() if "form" in node.attrs} <= {*WS_FORMS, *CHAT_FORMS}
     for region in ("table-status", "dealer", "seats", "controls", "event-log", "chat-log", "shoe-info"):
         assert by_id(root, region).find_all("form") == []
     assert by_id(root, "table-status").attrs["data-v"] == str(Table.objects.get(pk=table.pk).version)

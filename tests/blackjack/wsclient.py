@@ -14,7 +14,7 @@ from typing import Any
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-#: The server's limit: at most this many messages in any second (tables.consumers.FloodGuard).
+#: The server's limit: at most this many messages in any second (live.consumer.FloodGuard).
 RATE_LIMIT = 20
 ORIGIN_HEADERS = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
 TIMEOUT = 5
@@ -100,6 +100,15 @@ class ProtocolClient:
 
     async def error(self, timeout: float = TIMEOUT) -> dict[str, Any]:
         return await self.next_of("error", timeout)
+
+    async def quiet(self, wait: float = 0.3) -> None:
+        """Read until no message arrives within `wait` seconds (a connection's first view may be followed by
+        the state that marks its player present)."""
+        while True:
+            try:
+                await self.receive(wait)
+            except TimeoutError:
+                return
 
     async def nothing_more(self, wait: float = 0.2) -> None:
         """Assert that no message arrives within `wait` seconds."""

@@ -5,11 +5,22 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.table_support import make_player, screenshot_dir, snapshot
+from tests.daphne_server import start_daphne
 from tests.durak.live.conftest import open_durak_table
 
 pytestmark = [pytest.mark.browser]
 expect.set_options(timeout=10_000)
 MOVES = 400
+
+
+@pytest.fixture(scope="module")
+def live_site(django_db_setup):
+    """The site's own server for this module: Durak's bots move on the tables' timers, so its timers run
+    (`LIVE_TIMERS`; the other browser tests' server has them off)."""
+    process = start_daphne(static=True, clock=True)
+    yield f"http://127.0.0.1:{process.port.value}"
+    process.terminate()
+    process.join(timeout=10)
 
 
 @pytest.mark.slow

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from blackjack import broadcast, services
+from blackjack import services
 from blackjack.models import Seat, Table
-from live import clock
+from live import clock, fanout
 from tests.browser.table_support import (
     LONG_WINDOW,
     act,
@@ -359,7 +359,7 @@ def test_a_player_stood_up_for_missed_rounds_is_told_why(transactional_db, open_
         assert clock.sweep(now=later) == 1
     assert not Seat.objects.filter(table=table, user=kim).exists()
     notice = page.locator("#seat-notice")
-    if broadcast.single_process():
+    if fanout.single_process():
         # The clock's changes, made in this test process, did not reach the live server's process (with Redis
         # they do, and the page shows them at once). The next change the server announces brings the page up
         # to date, and the notice says why. (Lee's first try is refused: her page, like Kim's, missed the

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from blackjack import services
+from blackjack import operations
 from blackjack.engine.rules import RuleSet
 from blackjack.engine.strategy import basic_strategy
 from blackjack.house_edge import computed_house_edge
@@ -242,7 +242,7 @@ def test_limits_changed_by_staff_reach_the_bet_box_and_the_header(transactional_
     # and the edit is written here; the server learns of it from the database when the page next acts (its
     # fenced write misses, it reloads; a stale refusal brings the fresh table).
     Table.objects.filter(pk=table.pk).update(lease_until=timezone.now())
-    services.update_table(table_id=table.pk, max_bet=900)
+    operations.update_table(table_id=table.pk, max_bet=900)
     page.locator("#bet-amount").fill("50")
     act(page, page.get_by_role("button", name="Bet", exact=True).click)
     if not seat(page, 1).locator(".chip").count():

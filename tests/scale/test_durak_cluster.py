@@ -107,21 +107,22 @@ async def play_to_the_end(client: SocketClient) -> dict:
         await after(client, state["v"])
 
 
-async def left(client: SocketClient, frame: dict) -> int:
-    """Send `frame` (a leave) until the owner applies it (the player is away: the bot plays the seat); an
-    `unavailable` answer (the owner did not answer) makes the client send it again. Returns how many
-    `unavailable` answers came."""
+async def left(client: SocketClient) -> int:
+    """Send a leave, with the version the client saw, until the owner applies it (the player is away: the bot
+    plays the seat); an `unavailable` answer (the owner did not answer) makes the client send it again, and so
+    does `stale_version` (the bots moved meanwhile: the fresh state follows). Returns how many `unavailable`
+    answers came."""
     unavailable = 0
     ends = time.monotonic() + HANG_SECONDS
     while True:
-        await client.send(frame)
+        await client.send({"action": "leave", "v": client.version})
         while True:
             message = await client.receive(timeout=max(1.0, ends - time.monotonic()))
             if message["type"] == "error":
-                assert message["code"] == "unavailable", message
-                unavailable += 1
+                assert message["code"] in ("unavailable", "stale_version"), message
+                unavailable += message["code"] == "unavailable"
                 break
-            if message["you"]["away"]:
+            if message["type"] == "state" and message["you"]["away"]:
                 return unavailable
 
 
@@ -195,7 +196,7 @@ def test_the_table_of_a_killed_owner_is_taken_over_and_the_bots_finish_the_game(
         killed_at = time.monotonic()
         # Alice comes back on the second process and leaves her seat to the bot too.
         client = await joined(second, table.pk, alice)
-        unavailable = await left(client, {"action": "leave"})
+        unavailable = await left(client)
         await client.close()
         await until(lambda: game_over(table.pk), "the bots finish the game")
         return owner, epoch, time.monotonic() - killed_at, unavailable

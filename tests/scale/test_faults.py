@@ -283,7 +283,7 @@ def test_the_table_clock_survives_a_database_outage(servers, fault_role):
         await crew.finish()
 
     asyncio.run(scenario())
-    assert "clock: the sweep of tables failed" in server.output()  # the outage did reach the clock
+    assert "clock: the sweep of blackjack failed" in server.output()  # the outage did reach the clock
     report = audit_ledger()
     assert report.ok, report.discrepancies
 

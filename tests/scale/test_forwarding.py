@@ -15,7 +15,7 @@ from django.utils import timezone
 from websockets.asyncio.client import connect
 
 from accounts.audit import audit_ledger
-from blackjack import services
+from blackjack import operations
 from blackjack.models import ActionLog, Table
 from tests.scale.play import Crew
 from tests.threads import in_a_thread
@@ -89,7 +89,7 @@ def test_a_player_on_a_non_owner_plays_through_the_owner_and_each_action_is_appl
     assert crew.settled() >= 3
 
     # A staff edit from synchronous code (the admin's) goes to the owner's actor too, across Redis.
-    closed = services.close_table(table_id=table_id)
+    closed = operations.close_table(table_id=table_id)
     assert Table.objects.values_list("version", "is_open").get(pk=table_id) == (closed, False)
     report = audit_ledger()
     assert report.ok, report.discrepancies

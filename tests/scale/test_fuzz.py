@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
 from blackjack import services
-from blackjack.consumers import POLICY_VIOLATION
 from blackjack.engine.rules import RuleSet
 from blackjack.engine.strategy import basic_strategy
 from blackjack.models import ActionLog, Round, RulePreset, Table
-from blackjack.protocol import ACTIONS, MAX_FRAME_BYTES
+from blackjack.protocol import ACTIONS
+from live.consumer import POLICY_VIOLATION
+from live.protocol import MAX_FRAME_BYTES
 from tests.blackjack.wsclient import CommunicatorClient, ConnectionClosed, session_cookie
 from tools.loadtest.bot import next_action
 
@@ -179,6 +180,7 @@ async def _client(name, table, user):
     client = CommunicatorClient(name, f"/ws/tables/{table.pk}/?format=json", cookie=cookie)
     assert await client.connect()
     await client.receive()
+    await client.quiet()
     return client
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from blackjack.consumers import FRAME_TOO_LARGE
+from live.consumer import FRAME_TOO_LARGE
 from tests.scale.play import Crew
 from tools.loadtest.fixtures import prepare
 

@@ -9,8 +9,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from blackjack.consumers import POLICY_VIOLATION
 from blackjack.models import Seat
+from live.consumer import POLICY_VIOLATION
 from tests.blackjack.wsclient import session_cookie
 
 

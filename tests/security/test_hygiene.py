@@ -14,10 +14,10 @@ from django.urls import reverse
 
 from accounts.forms import ProfileForm, RegistrationForm
 from accounts.names import skeleton
-from blackjack import consumers
-from blackjack.consumers import CHAT_LINES, CHAT_WINDOW_SECONDS, chat_allowed
-from blackjack.models import ChatMessage
 from blackjack.protocol import parse_message
+from live import chat
+from live.chat import CHAT_LINES, CHAT_WINDOW_SECONDS
+from live.models import ChatLine
 from tests.blackjack.wsclient import CommunicatorClient, session_cookie
 
 
@@ -35,7 +35,7 @@ def _fresh_cache():
 @pytest.mark.asyncio
 async def test_the_chat_limit_is_per_user_across_sockets(table, alice, bob, monkeypatch):
     # One window for the whole test (the limit's own window ends are tested below, with a given clock).
-    monkeypatch.setattr(consumers, "CHAT_WINDOW_SECONDS", 10**10)
+    monkeypatch.setattr(chat, "CHAT_WINDOW_SECONDS", 10**10)
     cookie = await database_sync_to_async(session_cookie)(alice)
     path = f"/ws/tables/{table.pk}/?format=json"
     sockets = [CommunicatorClient(f"alice{n}", path, cookie=cookie) for n in range(3)]
@@ -53,7 +53,7 @@ async def test_the_chat_limit_is_per_user_across_sockets(table, alice, bob, monk
                 break
             if reply["type"] == "chat" and reply["text"] == f"line {line}":
                 break
-    posted = await database_sync_to_async(lambda: ChatMessage.objects.filter(user=alice).count())()
+    posted = await database_sync_to_async(lambda: ChatLine.objects.filter(user=alice).count())()
     assert posted == CHAT_LINES
     assert len(refusals) == 4
     assert {refusal["code"] for refusal in refusals} == {"rate_limited"}
@@ -70,9 +70,9 @@ async def test_the_chat_limit_is_per_user_across_sockets(table, alice, bob, monk
 
 def test_the_chat_limit_window_moves_on():
     now = 1_000_000.0 * CHAT_WINDOW_SECONDS
-    assert [chat_allowed(7, now=now + n / 10) for n in range(CHAT_LINES + 1)] == [True] * CHAT_LINES + [False]
-    assert chat_allowed(8, now=now)  # another user
-    assert chat_allowed(7, now=now + CHAT_WINDOW_SECONDS)  # the next window
+    assert [chat.allowed(7, now=now + n / 10) for n in range(CHAT_LINES + 1)] == [True] * CHAT_LINES + [False]
+    assert chat.allowed(8, now=now)  # another user
+    assert chat.allowed(7, now=now + CHAT_WINDOW_SECONDS)  # the next window
 
 
 def test_bidi_overrides_and_zero_width_characters_are_removed_from_chat():

@@ -16,40 +16,48 @@ from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
 
-from blackjack import services
-from blackjack.consumers import FRAME_TOO_LARGE, MAX_OPEN_FRAME_BYTES
-from blackjack.models import ChatMessage, RulePreset, Table
-from blackjack.protocol import MAX_CHAT_BYTES, parse_message
+from blackjack import operations, services
+from blackjack.models import RulePreset, Table
+from blackjack.protocol import parse_message
 from blackjack.rendering import live_html
 from blackjack.services.staff import MAX_OPEN_TABLES_PER_PLAYER
 from blackjack.viewmodel import LOBBY_PAGE_SIZE, build_lobby_view, viewer_view
 from cards.errors import Refused
+from live import chat
+from live.consumer import FRAME_TOO_LARGE, MAX_OPEN_FRAME_BYTES
+from live.models import ChatLine
+from live.protocol import MAX_CHAT_BYTES
 from tests.blackjack.wsclient import CommunicatorClient, SocketClient, session_cookie
 
 #: The cap the cluster used to pass Daphne.
 OLD_CAP = 16384
 
 
-def _fill_chat(table, user, *, char: str = "&") -> None:
-    """30 chat lines as large as the parser lets through, of a character HTML escapes to five bytes."""
+def _fill_chat(table, user, *, char: str = "&", lines: int = 30) -> None:
+    """Chat lines as large as the parser lets through, of a character HTML escapes to five bytes."""
     text = char * (MAX_CHAT_BYTES // len(char.encode()))
-    ChatMessage.objects.bulk_create(ChatMessage(table=table, user=user, text=text) for _ in range(30))
+    ChatLine.objects.bulk_create(
+        ChatLine(game="blackjack", table_ref=table.pk, user=user, text=text) for _ in range(lines)
+    )
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_message_over_16_kib_is_sent_and_the_socket_stays_open(servers, table, alice):
-    """Through a real Daphne started as the cluster starts it: the HTML table view with a full chat log is
-    over 16 KiB; the browser gets it, and the same socket then carries the player's next message."""
-    _fill_chat(table, alice)
+    """Through a real Daphne started as the cluster starts it: the HTML chat log of a full chat is over 16
+    KiB; the browser gets it, and the same socket then carries the player's next message."""
+    _fill_chat(table, alice, lines=29)
     server = servers()
     cookie = session_cookie(alice)
     version = Table.objects.values_list("version", flat=True).get(pk=table.pk)
+    line = "&" * MAX_CHAT_BYTES
 
     async def scenario():
         client = SocketClient("alice", server.ws(f"/ws/tables/{table.pk}/"), cookie=cookie, origin=server.url)
         await client.connect()
         try:
-            first = await client.receive(timeout=10)
+            await client.receive(timeout=10)  # the first view
+            await client.send({"action": "chat", "text": line})
+            first = await client.receive(timeout=10)  # the chat log, its thirtieth line new
             await client.send({"action": "sit", "seat": 1, "v": version})
             second = await client.receive(timeout=10)
             return first, second, client.socket.close_code
@@ -57,6 +65,7 @@ def test_a_message_over_16_kib_is_sent_and_the_socket_stays_open(servers, table,
             await client.close()
 
     first, second, close_code = asyncio.run(scenario())
+    assert 'id="chat-log"' in first
     assert len(first.encode()) > OLD_CAP
     assert "alice" in second.lower()  # the view of her sitting down
     assert close_code is None
@@ -101,11 +110,11 @@ def test_chat_lines_are_bounded_in_bytes_not_characters():
 def test_the_chat_service_bounds_lines_in_bytes_too(table, alice):
     """A caller other than the parser (a bot tool, a later game) meets the same bound in the service."""
     euro = "\u20ac"
-    services.post_chat(table_id=table.pk, user=alice, text=euro * 100)
+    chat.post(game="blackjack", table_id=table.pk, user=alice, text=euro * 100)
     with pytest.raises(Refused) as refused:
-        services.post_chat(table_id=table.pk, user=alice, text=euro * 101)
+        chat.post(game="blackjack", table_id=table.pk, user=alice, text=euro * 101)
     assert refused.value.code == "bad_message"
-    assert ChatMessage.objects.filter(table=table).count() == 1
+    assert ChatLine.objects.filter(game="blackjack", table_ref=table.pk).count() == 1
 
 
 @pytest.mark.django_db
@@ -125,13 +134,14 @@ def test_the_open_table_service_enforces_the_cap_itself(make_user):
 
 
 @pytest.mark.django_db
-def test_a_table_view_with_the_largest_chat_stays_small(table, alice):
+def test_the_largest_chat_log_stays_small(table, alice):
     _fill_chat(table, alice)
-    view = viewer_view(table_id=table.pk, user=alice)
-    html = live_html(view, user=alice, error=None)
+    lines = chat.recent(game="blackjack", table_id=table.pk)
+    html = render_to_string("live/chat.html#chat_log", {"chat": lines})
     # 30 lines of 300 bytes, five times as long once HTML-escaped: under 64 KiB (1 MiB is Daphne's limit).
     assert len(html.encode()) < 64 * 1024
-    assert len(view.json(lean=False).encode()) < 24 * 1024
+    view = viewer_view(table_id=table.pk, user=alice)
+    assert len(live_html(view, user=alice, error=None).encode()) < 16 * 1024  # no view carries the chat
 
 
 @pytest.mark.django_db
@@ -166,7 +176,7 @@ def test_a_player_opens_at_most_three_tables_staff_more(make_user):
         else:
             assert response.status_code == 302
             assert opened == MAX_OPEN_TABLES_PER_PLAYER + 1
-    services.close_table(table_id=Table.objects.filter(created_by=player).first().pk)
+    operations.close_table(table_id=Table.objects.filter(created_by=player).first().pk)
     browser = Client()
     browser.force_login(player)
     assert browser.post(reverse("open_table"), {**form, "name": "again"}).status_code == 302

@@ -96,16 +96,17 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
 
-    from blackjack import actors, broadcast, services
+    from blackjack import actors, services
     from blackjack.engine.rules import PRESETS
     from blackjack.engine.strategy import basic_strategy
     from blackjack.models import RulePreset
     from blackjack.rendering import live_html
     from blackjack.viewmodel import build_table_view, read_shared, view_of
+    from live import fanout
     from tools.loadtest.bot import next_action
     from tools.loadtest.fixtures import PRESET
 
-    broadcast._on_loop = lambda *args, **kwargs: None  # nobody is connected: the views are built below
+    fanout._on_loop = lambda *args, **kwargs: None  # nobody is connected: the views are built below
     rules = PRESETS[PRESET]
     preset, _ = RulePreset.objects.get_or_create(
         name=PRESET, defaults={"rules": rules.to_dict(), "description": rules.summary()}

@@ -141,7 +141,7 @@ def test_a_presence_without_its_socket_s_channel_and_process_is_refused(open_dur
         {"op": "presence", "connected": False, "channel": "a1"},
     ):
         with pytest.raises(Refused) as refused:
-            asyncio.run(remote.apply_here({"table": table.pk, "user": alice.pk, **body}))
+            asyncio.run(remote.DurakRoute.apply({"table": table.pk, "user": alice.pk, **body}))
         assert refused.value.code == "bad_message"
     assert table.pk not in durak_actor.DurakActor.actors
     assert DurakTable.objects.get(pk=table.pk).version == 1
@@ -169,10 +169,12 @@ async def test_a_tab_on_another_process_keeps_the_player_when_the_tab_here_close
     await player.act("sit")
     await player.until_version(1)  # her socket told the owner it opened before this (its connect did)
     there = {"table": table.pk, "op": "presence", "connected": True, "channel": "there", "process": OTHER}
-    await remote.apply_here({**there, "user": alice.pk})  # as the owner's receiver applies a forwarded one
+    await remote.DurakRoute.apply(
+        {**there, "user": alice.pk}
+    )  # as the owner's receiver applies a forwarded one
     await player.close()  # returns once its disconnect told the owner
     assert (await db(gone_of, table))[alice.pk] is None
-    await remote.apply_here({**there, "user": alice.pk, "connected": False})
+    await remote.DurakRoute.apply({**there, "user": alice.pk, "connected": False})
     assert (await db(gone_of, table))[alice.pk] is not None  # her last socket closed
 
 

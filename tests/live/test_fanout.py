@@ -7,13 +7,15 @@ import asyncio
 import os
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from channels.layers import get_channel_layer
 
-from blackjack import actors, broadcast, viewmodel
-from blackjack.broadcast import LOBBY_GROUP, table_group
+from blackjack import actors, viewmodel
 from blackjack.models import Table
+from live import chat, fanout, games
+from live.fanout import LOBBY_GROUP, group_of
 from tests.blackjack.conftest import sockets_open
 from tests.threads import in_a_thread
 
@@ -48,8 +50,8 @@ def in_memory_layer(settings):
 async def listening(group: str) -> Listener:
     """A viewer in `group`, with this test's loop registered as the server's."""
     listener = Listener()
-    await broadcast.join(group, listener)
-    broadcast.register_loop(asyncio.get_running_loop())
+    await fanout.join(group, listener)
+    fanout.register_loop(asyncio.get_running_loop())
     return listener
 
 
@@ -72,12 +74,15 @@ async def test_an_actors_commit_reaches_the_viewers_here_as_its_shared_part_with
     await in_a_thread(act, table, alice, "sit", seat=1)
     await in_a_thread(act, table, bob, "sit", seat=2)
     sockets_open(table, alice, bob)
-    first, second = await listening(table_group(table.pk)), await listening(table_group(table.pk))
+    first, second = (
+        await listening(group_of("blackjack", table.pk)),
+        await listening(group_of("blackjack", table.pk)),
+    )
     reads = []
     monkeypatch.setattr(viewmodel, "read_shared", lambda table_id: reads.append(table_id))
     version = await through_actor(table, alice, "bet", amount=10)
     shown = [await first.receive(), await second.receive()]
-    assert [message["type"] for message in shown] == ["table.shared", "table.shared"]
+    assert [message["type"] for message in shown] == ["live.shared", "live.shared"]
     shared = shown[0]["shared"]
     assert shown[1]["shared"] is shared is actors.actor_for(table.pk).view
     assert shared.version == version
@@ -93,14 +98,17 @@ async def test_a_change_from_another_path_is_read_once_for_every_viewer_here(
     in_memory_layer, table, alice, act, monkeypatch
 ):
     await in_a_thread(act, table, alice, "sit", seat=1)
-    viewers = [await listening(table_group(table.pk)) for _ in range(3)]
+    viewers = [await listening(group_of("blackjack", table.pk)) for _ in range(3)]
     reads = []
     read = viewmodel.read_shared
-    monkeypatch.setattr(viewmodel, "read_shared", lambda table_id: reads.append(table_id) or read(table_id))
+    counted = replace(
+        games.get("blackjack"), read_view=lambda table_id: reads.append(table_id) or read(table_id)
+    )
+    monkeypatch.setitem(games._games, "blackjack", counted)
     version = await in_a_thread(current_version, table)
     # From a foreign thread, as the clock or a database thread commits: twice, as two notices may come.
     for _ in range(2):
-        thread = threading.Thread(target=broadcast.table_changed, args=(table.pk, version))
+        thread = threading.Thread(target=fanout.changed, args=("blackjack", table.pk, version))
         thread.start()
         thread.join()
     shown = [await viewer.receive() for viewer in viewers]
@@ -112,29 +120,25 @@ async def test_a_change_from_another_path_is_read_once_for_every_viewer_here(
 
 @pytest.mark.asyncio
 @pytest.mark.django_db(transaction=True)
-async def test_a_chat_line_reaches_the_viewers_and_the_actor_reads_the_chat_again(
+async def test_a_chat_line_reaches_the_viewers_and_no_view_carries_the_chat(
     in_memory_layer, table, alice, bob, act
 ):
     await in_a_thread(act, table, alice, "sit", seat=1)
     await in_a_thread(act, table, bob, "sit", seat=2)
     sockets_open(table, alice, bob)
-    viewer = await listening(table_group(table.pk))
+    viewer = await listening(group_of("blackjack", table.pk))
     await through_actor(table, alice, "bet", amount=10)
-    assert (await viewer.receive())["type"] == "table.shared"
-    assert actors.actor_for(table.pk).memory.chat == []
-    from blackjack import services
-
-    line = await in_a_thread(services.post_chat, table_id=table.pk, user=alice, text="good luck")
-    assert await viewer.receive() == {"type": "table.chat", "id": line.pk}
-    assert actors.actor_for(table.pk).memory.chat is None
+    assert (await viewer.receive())["type"] == "live.shared"
+    line = await in_a_thread(chat.post, game="blackjack", table_id=table.pk, user=alice, text="good luck")
+    assert await viewer.receive() == {"type": "live.chat", "id": line.pk}
     await through_actor(table, bob, "bet", amount=20)
     shared = (await viewer.receive())["shared"]
-    assert [entry["text"] for entry in shared.view_table["chat"]] == ["good luck"]
+    assert "chat" not in shared.view_table  # the chat is the site's: its lines reach the page on their own
 
 
 @pytest.mark.asyncio
 async def test_the_lobby_is_told_at_once_then_at_most_once_an_interval(in_memory_layer, monkeypatch):
-    monkeypatch.setattr(broadcast, "LOBBY_SECONDS", 0.3)
+    monkeypatch.setattr(fanout, "LOBBY_SECONDS", 0.3)
     loop = asyncio.get_running_loop()
     lobby = await listening(LOBBY_GROUP)
     told = []
@@ -148,27 +152,27 @@ async def test_the_lobby_is_told_at_once_then_at_most_once_an_interval(in_memory
             told.append(loop.time())
 
     start = loop.time()
-    broadcast.lobby_changed()  # after a quiet spell: at once
+    fanout.lobby_changed()  # after a quiet spell: at once
     await receive_all(start + 0.1)
     assert len(told) == 1
     for _ in range(5):  # within the interval: one announcement at its end, for all five
-        await asyncio.to_thread(broadcast.lobby_changed)
+        await asyncio.to_thread(fanout.lobby_changed)
         await asyncio.sleep(0.01)
     await receive_all(start + 0.6)
     assert len(told) == 2
     assert told[1] - told[0] >= 0.29
     await asyncio.sleep(0.4)  # quiet again: the next change goes at once
     sent = loop.time()
-    await asyncio.to_thread(broadcast.lobby_changed)
+    await asyncio.to_thread(fanout.lobby_changed)
     await receive_all(sent + 0.1)
     assert len(told) == 3
 
 
 def test_without_a_running_loop_an_in_memory_notice_is_dropped_quietly(in_memory_layer, caplog):
     loop = asyncio.new_event_loop()
-    broadcast.register_loop(loop)  # registered, but not running (a finished test's loop, a stopped server)
+    fanout.register_loop(loop)  # registered, but not running (a finished test's loop, a stopped server)
     loop.close()
-    broadcast.table_changed(1, 1)  # nobody can be listening
+    fanout.changed("blackjack", 1, 1)  # nobody can be listening
     assert not [record for record in caplog.records if record.name == "blackjack.broadcast"]
 
 
@@ -187,11 +191,11 @@ async def test_without_a_server_loop_the_other_processes_still_get_the_notice(mo
     """No server loop here (a management command; a tool driving the services from asyncio, where
     `async_to_sync` refuses): only the other processes are told, and only the version."""
     layer = FakeLayer()
-    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)
-    monkeypatch.setattr(broadcast, "_loop", None)
-    broadcast.table_changed(7, 3, lobby=True)  # synchronous, on this test's running loop
+    monkeypatch.setattr(fanout, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(fanout, "_loop", None)
+    fanout.changed("blackjack", 7, 3, lobby=True)  # synchronous, on this test's running loop
     assert layer.sent == [
-        ("table-7", {"type": "table.changed", "table": 7, "v": 3}),
+        ("blackjack-7", {"type": "live.changed", "game": "blackjack", "table": 7, "v": 3}),
         ("lobby", {"type": "lobby.changed"}),
     ]
 
@@ -201,19 +205,30 @@ async def test_a_notice_from_the_layer_is_only_a_reason_to_read(monkeypatch):
     """What another process sends names a table and a version; anything else on it is ignored (a view part, a
     forged state), as are its own notices coming back and messages it cannot read."""
     loop = asyncio.get_running_loop()
-    registry = broadcast._Registry(loop)
-    relay = broadcast._Relay(registry, FakeLayer())
+    registry = fanout._Registry(loop)
+    relay = fanout._Relay(registry, FakeLayer())
     relay.channel = "relay.here"
     told = []
-    monkeypatch.setattr(registry, "changed", lambda table_id, v, **flags: told.append((table_id, v, flags)))
-    relay._handle(
-        {"type": "table.changed", "table": 7, "v": 4, "shared": {"view": "forged"}, "from": "elsewhere"}
+    monkeypatch.setattr(
+        registry, "changed", lambda game, table_id, v, **flags: told.append((table_id, v, flags))
     )
-    relay._handle({"type": "table.changed", "table": 7, "v": 5, "from": "relay.here"})  # its own
+    relay._handle(
+        {
+            "type": "live.changed",
+            "game": "blackjack",
+            "table": 7,
+            "v": 4,
+            "shared": {"view": "forged"},
+            "from": "elsewhere",
+        }
+    )
+    relay._handle(
+        {"type": "live.changed", "game": "blackjack", "table": 7, "v": 5, "from": "relay.here"}
+    )  # its own
     for bad in (
-        {"type": "table.changed", "table": "7", "v": 4},
-        {"type": "table.changed", "table": 7, "v": None},
-        {"type": "table.shared", "table": 7, "shared": {}},
+        {"type": "live.changed", "game": "blackjack", "table": "7", "v": 4},
+        {"type": "live.changed", "game": "blackjack", "table": 7, "v": None},
+        {"type": "live.shared", "table": 7, "shared": {}},
     ):
         with pytest.raises(ValueError, match=r"table|notice"):
             relay._handle(bad)
@@ -225,14 +240,14 @@ async def test_an_emote_crosses_to_the_other_processes_and_is_checked_on_arrival
     """An emote (`services.post_emote`) reaches the viewers here and is sent to the other processes; one that
     arrives is shown only with a reaction from the list and the fields `post_emote` gives it."""
     loop = asyncio.get_running_loop()
-    registry = broadcast._Registry(loop)
+    registry = fanout._Registry(loop)
     layer = FakeLayer()
-    registry.relay = relay = broadcast._Relay(registry, layer)
+    registry.relay = relay = fanout._Relay(registry, layer)
     relay.channel = "relay.here"
-    monkeypatch.setattr(broadcast, "_registry", lambda loop: registry)
-    monkeypatch.setattr(broadcast, "_loop", loop)
+    monkeypatch.setattr(fanout, "_registry", lambda loop: registry)
+    monkeypatch.setattr(fanout, "_loop", loop)
     viewer = Listener()
-    registry.groups[table_group(7)] = {viewer}
+    registry.groups[group_of("blackjack", 7)] = {viewer}
     entry = {
         "emote": "gg",
         "text": "GG",
@@ -241,14 +256,14 @@ async def test_an_emote_crosses_to_the_other_processes_and_is_checked_on_arrival
         "at": "2026-01-01T00:00:00Z",
     }
 
-    broadcast.emote(7, entry)
-    assert await viewer.receive() == {"type": "table.emote", **entry}
+    fanout.emote("blackjack", 7, entry)
+    assert await viewer.receive() == {"type": "live.emote", **entry}
     await asyncio.sleep(0)
-    sent = {"type": "table.emote", "table": 7, "entry": entry, "from": "relay.here"}
-    assert layer.sent == [("table-7", sent)]
+    sent = {"type": "live.emote", "game": "blackjack", "table": 7, "entry": entry, "from": "relay.here"}
+    assert layer.sent == [("blackjack-7", sent)]
 
     relay._handle({**sent, "from": "relay.elsewhere"})  # from another process
-    assert await viewer.receive() == {"type": "table.emote", **entry}
+    assert await viewer.receive() == {"type": "live.emote", **entry}
     for bad in (
         {**entry, "text": "<b>forged</b>"},
         {**entry, "emote": "party"},
@@ -256,7 +271,15 @@ async def test_an_emote_crosses_to_the_other_processes_and_is_checked_on_arrival
         "gg",
     ):
         with pytest.raises(ValueError, match="notice"):
-            relay._handle({"type": "table.emote", "table": 7, "entry": bad, "from": "relay.elsewhere"})
+            relay._handle(
+                {
+                    "type": "live.emote",
+                    "game": "blackjack",
+                    "table": 7,
+                    "entry": bad,
+                    "from": "relay.elsewhere",
+                }
+            )
     await viewer.nothing()
 
 
@@ -281,15 +304,15 @@ async def test_between_processes_only_the_version_crosses_redis(table, alice, bo
         await in_a_thread(act, table, alice, "sit", seat=1)
         await in_a_thread(act, table, bob, "sit", seat=2)
         loop = asyncio.get_running_loop()
-        group = table_group(table.pk)
+        group = group_of("blackjack", table.pk)
         here = await listening(group)
-        relay = broadcast._registry(loop).relay
+        relay = fanout._registry(loop).relay
         assert relay.others[group] is False  # alone in the group: its commits are told nobody
-        elsewhere = broadcast._Registry(loop)  # another process's registry (a channel of its own)
+        elsewhere = fanout._Registry(loop)  # another process's registry (a channel of its own)
         theirs = Listener()
         await elsewhere.join(group, theirs)
         layer = get_channel_layer()
-        members = await layer.group_channels(group, within=broadcast.LIVE_MEMBER_SECONDS)
+        members = await layer.group_channels(group, within=fanout.LIVE_MEMBER_SECONDS)
         assert sorted(members) == sorted([relay.channel, elsewhere.relay.channel])
         async with asyncio.timeout(5):  # the other process told this one it joined (`relay.joined`)
             while not relay.others[group]:
@@ -308,11 +331,11 @@ async def test_between_processes_only_the_version_crosses_redis(table, alice, bo
         mine = await until_version(here, version)
         assert mine["shared"] is actors.actor_for(table.pk).view
         told = await until_version(theirs, version)
-        assert told["type"] == "table.shared"
+        assert told["type"] == "live.shared"
         assert told["shared"] is not actors.actor_for(table.pk).view  # read from the database there
         assert told["shared"].view_table == actors.actor_for(table.pk).view.view_table
         assert sent
-        assert all(set(message) == {"type", "table", "v", "from"} for message in sent)
+        assert all(set(message) == {"type", "game", "table", "v", "from"} for message in sent)
         assert sent[-1]["v"] == version
         await here.nothing()
     finally:
@@ -323,7 +346,7 @@ async def until_version(listener: Listener, version: int) -> dict:
     """The first view part of `version` the listener is handed (those of earlier versions skipped)."""
     while True:
         message = await listener.receive()
-        if message["type"] == "table.shared" and message["shared"].version >= version:
+        if message["type"] == "live.shared" and message["shared"].version >= version:
             assert message["shared"].version == version
             return message
 
@@ -345,8 +368,8 @@ class GroupsLayer(FakeLayer):
         return sorted(self.members.get(group, ()))
 
 
-def relay_of(layer, channel: str) -> broadcast._Relay:
-    relay = broadcast._Relay(broadcast._Registry(asyncio.get_running_loop()), layer)
+def relay_of(layer, channel: str) -> fanout._Relay:
+    relay = fanout._Relay(fanout._Registry(asyncio.get_running_loop()), layer)
     relay.channel = channel  # (no receiving task: the test hands it its messages)
     return relay
 
@@ -357,35 +380,35 @@ async def test_a_group_no_other_process_is_in_gets_no_notice():
     joins the table's group (and says so, or is found at the next read) they are sent, until it leaves."""
     layer = GroupsLayer()
     here, there = relay_of(layer, "relay.here"), relay_of(layer, "relay.there")
-    notice = {"type": "table.changed", "table": 7, "v": 1}
-    await here.join("table-7")
-    await here.send("table-7", notice)
+    notice = {"type": "live.changed", "game": "blackjack", "table": 7, "v": 1}
+    await here.join("blackjack-7")
+    await here.send("blackjack-7", notice)
     assert layer.sent == []
 
-    await there.join("table-7")  # it finds this process in the group, and tells it
-    joined = {"type": "relay.joined", "group": "table-7", "from": "relay.there"}
-    assert layer.sent == [("table-7", joined)]
+    await there.join("blackjack-7")  # it finds this process in the group, and tells it
+    joined = {"type": "relay.joined", "group": "blackjack-7", "from": "relay.there"}
+    assert layer.sent == [("blackjack-7", joined)]
     here._handle(joined)
-    await here.send("table-7", notice)
-    assert layer.sent[-1] == ("table-7", {**notice, "from": "relay.here"})
+    await here.send("blackjack-7", notice)
+    assert layer.sent[-1] == ("blackjack-7", {**notice, "from": "relay.here"})
 
-    await there.leave("table-7")
-    await here._look("table-7")  # its next refresh
+    await there.leave("blackjack-7")
+    await here._look("blackjack-7")  # its next refresh
     layer.sent.clear()
-    await here.send("table-7", notice)
+    await here.send("blackjack-7", notice)
     assert layer.sent == []
 
-    await layer.group_add("table-7", "relay.silent")  # joined, but its `relay.joined` was lost
-    await here._look("table-7")
-    await here.send("table-7", notice)
-    assert layer.sent == [("table-7", {**notice, "from": "relay.here"})]
+    await layer.group_add("blackjack-7", "relay.silent")  # joined, but its `relay.joined` was lost
+    await here._look("blackjack-7")
+    await here.send("blackjack-7", notice)
+    assert layer.sent == [("blackjack-7", {**notice, "from": "relay.here"})]
     await here.send("table-8", notice)  # a group it is not in: sent (it cannot know who is there)
     assert layer.sent[-1] == ("table-8", {**notice, "from": "relay.here"})
     here._handle({**joined, "group": "table-9"})  # of a group it left meanwhile: nothing to do
     assert "table-9" not in here.others
 
     # A `relay.joined` arriving while a read of the members is under way outdates a read that found nobody.
-    await layer.group_discard("table-7", "relay.silent")
+    await layer.group_discard("blackjack-7", "relay.silent")
     members = layer.group_channels
 
     async def joined_meanwhile(group: str, *, within: float) -> list[str]:
@@ -394,8 +417,8 @@ async def test_a_group_no_other_process_is_in_gets_no_notice():
         return found
 
     layer.group_channels = joined_meanwhile
-    assert await here._look("table-7")
-    assert here.others["table-7"] is True
+    assert await here._look("blackjack-7")
+    assert here.others["blackjack-7"] is True
 
 
 class FailingOnceLayer(GroupsLayer):
@@ -422,16 +445,16 @@ class FailingOnceLayer(GroupsLayer):
 
 @pytest.mark.asyncio
 async def test_after_losing_the_layer_the_relay_joins_again_and_reads_every_table_it_shows(monkeypatch):
-    monkeypatch.setattr(broadcast, "RETRY_SECONDS", 0.01)
-    registry = broadcast._Registry(asyncio.get_running_loop())
+    monkeypatch.setattr(fanout, "RETRY_SECONDS", 0.01)
+    registry = fanout._Registry(asyncio.get_running_loop())
     layer = FailingOnceLayer()
-    registry.relay = broadcast._Relay(registry, layer)
+    registry.relay = fanout._Relay(registry, layer)
     viewer, lobby = Listener(), Listener()
     read = []
-    monkeypatch.setattr(registry, "changed", lambda table_id, v, **flags: read.append((table_id, v)))
-    await registry.join("table-7", viewer)
+    monkeypatch.setattr(registry, "changed", lambda game, table_id, v, **flags: read.append((table_id, v)))
+    await registry.join("blackjack-7", viewer)
     await registry.join(LOBBY_GROUP, lobby)
     assert await lobby.receive() == {"type": "lobby.changed"}  # notices may have been lost: catch up
-    assert sorted(layer.added) == sorted(["table-7", LOBBY_GROUP] * 2)
+    assert sorted(layer.added) == sorted(["blackjack-7", LOBBY_GROUP] * 2)
     assert read == [(7, 0)]
     registry.relay._task.cancel()

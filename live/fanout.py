@@ -1,27 +1,27 @@
-"""How viewers learn of changes: a table's new version, a chat line, the lobby.
+"""How viewers learn of changes, for every game: a table's new version, a chat line, a reaction, the lobby.
 
-In this process: a registry, per event loop, of the table viewers (`join`/`leave`: each a `Mailbox`, its
+In this process: a registry, per event loop, of the tables' viewers (`join`/`leave`: each a `Mailbox`, its
 consumer's messages handled one at a time, in order) and of the lobby's. A table's actor hands the shared view
-part of each version it commits straight to the table's viewers here (`show`: `table.shared` messages, an
-in-process object; each viewer adds its own part). A change made by any other path (staff, the clock's sweep,
-the services) announces its version on commit (`table_changed_on_commit`):
-the viewers here then get the shared part read once from the database for all of them.
+part of each version it commits straight to the table's viewers here (`show`: `live.shared` messages carrying
+an in-process object with its `version`; each viewer adds its own part). A change made by any other path
+(staff, the clock's sweep, a game's services) announces its version on commit (`changed_on_commit`): the
+viewers here then get the shared part read once from the database for all of them (the game's
+`Game.read_view`).
 
-Between processes: only content-free notices ("table N is at version v", "chat line m at table N", "the
-lobby changed") and emotes (public: a reaction from the emote list and its sender's name, never stored) over
-Channels' channel layer. A process that has viewers of table N joins the layer's group `table-N` with one
+Between processes: only content-free notices ("table N of game G is at version v", "chat line m at table N",
+"the lobby changed") and reactions (public: an emote from the list and its sender's name, never stored) over
+Channels' channel layer. A process that has viewers of a table joins the layer's group `<game>-<id>` with one
 channel of its own (`_Relay`), and the lobby's group while it has lobby viewers. A group this process is in
 gets notices only while another live process is in it too: the relay reads the group's members (those that
 renewed their membership lately) when it joins and every `REFRESH_SECONDS`, and a relay that joins a group
-with others in it tells them (`relay.joined`). Where
-the load balancer sends each table's sockets to its owner (docs/deployment.md) nobody else is in the group,
-and a commit costs no Redis traffic at all. Nothing on the layer is
-trusted for content: a notice only makes this process read the table from the database (a forged one costs a
-read; an emote is checked against the emote list), and no view part, hole card or seed crosses Redis. With
-the in-memory layer this process is the only one and the layer is not used. After the relay loses the layer
-(Redis restarts) it joins its groups again and reads every table it shows again, since notices may have been
-lost meanwhile; and it joins them again every `REFRESH_SECONDS` in any case, since a restarted Redis may be
-reconnected to without an error.
+with others in it tells them (`relay.joined`). Where the load balancer sends each table's sockets to its
+owner (docs/deployment.md) nobody else is in the group, and a commit costs no Redis traffic at all. Nothing on
+the layer is trusted for content: a notice only makes this process read the table from the database (a forged
+one costs a read; a reaction is checked against the emote list), and no view part, hidden card or seed
+crosses Redis. With the in-memory layer this process is the only one and the layer is not used. After the
+relay loses the layer (Redis restarts) it joins its groups again and reads every table it shows again, since
+notices may have been lost meanwhile; and it joins them again every `REFRESH_SECONDS` in any case, since a
+restarted Redis may be reconnected to without an error.
 
 Which thread: the registry lives on the server's event loop (consumers register it when they connect,
 `register_loop`); a send from another thread (a database thread, the clock) is handed to it with
@@ -42,9 +42,11 @@ from collections.abc import Awaitable, Callable
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
 
-from blackjack import viewmodel
+from live import games
+from live.protocol import EMOTES
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +65,15 @@ _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
 
 
-def table_group(table_id: int) -> str:
-    return f"table-{table_id}"
+def group_of(game: str, table_id: int) -> str:
+    """The viewers' group of a game's table (a valid channel-layer group name)."""
+    return f"{game}-{table_id}"
+
+
+def _table_of(group: str) -> tuple[str, int] | None:
+    """The game and table of a table's group (None: the lobby's)."""
+    game, _, table = group.rpartition("-")
+    return (game, int(table)) if game and table.isdigit() else None
 
 
 def register_loop(loop: asyncio.AbstractEventLoop) -> None:
@@ -118,7 +127,7 @@ class _Registry:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.groups: dict[str, set[Mailbox]] = {}
-        self.latest: dict[int, int] = {}  # table id -> the newest version shown or being read here
+        self.latest: dict[str, int] = {}  # table's group -> the newest version shown or being read here
         self.pacer = _LobbyPacer(self)
         layer = get_channel_layer()
         self.relay = None if layer is None or isinstance(layer, InMemoryChannelLayer) else _Relay(self, layer)
@@ -147,8 +156,7 @@ class _Registry:
             members.discard(mailbox)
             if not members:
                 del self.groups[group]
-                if group.startswith("table-"):
-                    self.latest.pop(int(group.removeprefix("table-")), None)
+                self.latest.pop(group, None)
 
     def deliver(self, group: str, message: dict) -> None:
         for mailbox in list(self.groups.get(group, ())):
@@ -156,56 +164,51 @@ class _Registry:
 
     # --- what happens here ---
 
-    def show(self, shared: viewmodel._Shared, lobby: bool) -> None:
+    def show(self, game: str, table_id: int, shared, lobby: bool) -> None:
         """A table actor here committed `shared.version`: its viewers here get the shared part, the other
         processes a notice."""
-        table_id, version = shared.table.pk, shared.version
-        if version > self.latest.get(table_id, -1) and table_group(table_id) in self.groups:
-            self.latest[table_id] = version
-            self.deliver(table_group(table_id), {"type": "table.shared", "shared": shared})
-        self.tell_others(table_group(table_id), {"type": "table.changed", "table": table_id, "v": version})
+        group, version = group_of(game, table_id), shared.version
+        if version > self.latest.get(group, -1) and group in self.groups:
+            self.latest[group] = version
+            self.deliver(group, {"type": "live.shared", "shared": shared})
+        self.tell_others(group, {"type": "live.changed", "game": game, "table": table_id, "v": version})
         if lobby:
             self.pacer.changed()
 
-    def changed(self, table_id: int, version: int, *, lobby: bool, others: bool) -> None:
+    def changed(self, game: str, table_id: int, version: int, *, lobby: bool, others: bool) -> None:
         """Version `version` of the table was committed without an actor here (or told by another process):
         read it once for the viewers here."""
-        if version > self.latest.get(table_id, -1) and table_group(table_id) in self.groups:
-            self.latest[table_id] = version
-            self.loop.create_task(self._read(table_id)).add_done_callback(_log_failure)
+        group = group_of(game, table_id)
+        if version > self.latest.get(group, -1) and group in self.groups:
+            self.latest[group] = version
+            self.loop.create_task(self._read(game, table_id)).add_done_callback(_log_failure)
         if others:
-            self.tell_others(
-                table_group(table_id), {"type": "table.changed", "table": table_id, "v": version}
-            )
+            self.tell_others(group, {"type": "live.changed", "game": game, "table": table_id, "v": version})
         if lobby and others:
             self.pacer.changed()
 
-    async def _read(self, table_id: int) -> None:
+    async def _read(self, game: str, table_id: int) -> None:
+        group = group_of(game, table_id)
         try:
-            shared = await database_sync_to_async(viewmodel.read_shared)(table_id)
-        except viewmodel.Table.DoesNotExist:
-            self.deliver(table_group(table_id), {"type": "table.gone"})
+            shared = await database_sync_to_async(games.get(game).read_view)(table_id)
+        except ObjectDoesNotExist:
+            self.deliver(group, {"type": "live.gone"})
             return
-        if shared.version >= self.latest.get(table_id, -1):
-            self.latest[table_id] = shared.version
-        self.deliver(table_group(table_id), {"type": "table.shared", "shared": shared})
+        if shared.version >= self.latest.get(group, -1):
+            self.latest[group] = shared.version
+        self.deliver(group, {"type": "live.shared", "shared": shared})
 
-    def chat(self, table_id: int, message_id: int, *, others: bool) -> None:
-        from blackjack import actors
-
-        actors.chat_arrived(table_id)
-        self.deliver(table_group(table_id), {"type": "table.chat", "id": message_id})
+    def chat(self, game: str, table_id: int, line_id: int, *, others: bool) -> None:
+        group = group_of(game, table_id)
+        self.deliver(group, {"type": "live.chat", "id": line_id})
         if others:
-            self.tell_others(
-                table_group(table_id), {"type": "table.chat", "table": table_id, "id": message_id}
-            )
+            self.tell_others(group, {"type": "live.chat", "game": game, "table": table_id, "id": line_id})
 
-    def emote(self, table_id: int, entry: dict, *, others: bool) -> None:
-        self.deliver(table_group(table_id), {"type": "table.emote", **entry})
+    def emote(self, game: str, table_id: int, entry: dict, *, others: bool) -> None:
+        group = group_of(game, table_id)
+        self.deliver(group, {"type": "live.emote", **entry})
         if others:
-            self.tell_others(
-                table_group(table_id), {"type": "table.emote", "table": table_id, "entry": entry}
-            )
+            self.tell_others(group, {"type": "live.emote", "game": game, "table": table_id, "entry": entry})
 
     def tell_others(self, group: str, message: dict) -> None:
         if self.relay is not None:
@@ -215,10 +218,11 @@ class _Registry:
         """Notices may have been lost: read every table shown here again, and tell the lobby."""
         self.latest.clear()
         for group in list(self.groups):
-            if group == LOBBY_GROUP:
+            table = _table_of(group)
+            if table is None:
                 self.deliver(group, {"type": "lobby.changed"})
             else:
-                self.changed(int(group.removeprefix("table-")), 0, lobby=False, others=False)
+                self.changed(*table, 0, lobby=False, others=False)
 
 
 class _Relay:
@@ -329,27 +333,26 @@ class _Relay:
         if kind == "lobby.changed":
             self.registry.deliver(LOBBY_GROUP, {"type": "lobby.changed"})
             return
-        table_id = message.get("table")
-        if type(table_id) is not int:
+        game, table_id = message.get("game"), message.get("table")
+        if type(table_id) is not int or type(game) is not str:
             raise ValueError("no table")
-        if kind == "table.changed" and type(message.get("v")) is int:
-            self.registry.changed(table_id, message["v"], lobby=False, others=False)
-        elif kind == "table.chat" and type(message.get("id")) is int:
-            self.registry.chat(table_id, message["id"], others=False)
-        elif kind == "table.emote" and _is_emote(message.get("entry")):
-            self.registry.emote(table_id, {key: message["entry"][key] for key in EMOTE_FIELDS}, others=False)
+        if kind == "live.changed" and type(message.get("v")) is int:
+            self.registry.changed(game, table_id, message["v"], lobby=False, others=False)
+        elif kind == "live.chat" and type(message.get("id")) is int:
+            self.registry.chat(game, table_id, message["id"], others=False)
+        elif kind == "live.emote" and _is_emote(message.get("entry")):
+            entry = {key: message["entry"][key] for key in EMOTE_FIELDS}
+            self.registry.emote(game, table_id, entry, others=False)
         else:
             raise ValueError("an unknown notice")
 
 
-#: What an emote carries (`services.post_emote`).
+#: What a reaction carries (`live.chat.react`).
 EMOTE_FIELDS = ("emote", "text", "from", "display_name", "at")
 
 
 def _is_emote(entry) -> bool:
-    """An emote from another process has the shape `post_emote` gives it, with a reaction from the list."""
-    from blackjack.protocol import EMOTES
-
+    """A reaction from another process has the shape `live.chat.react` gives it, with an emote of the list."""
     if type(entry) is not dict:
         return False
     if not all(type(entry.get(key)) is str and len(entry[key]) <= 200 for key in EMOTE_FIELDS):
@@ -409,49 +412,48 @@ async def leave(group: str, mailbox: Mailbox) -> None:
 # --- from any thread ---------------------------------------------------------------------------------------
 
 
-def show(shared: viewmodel._Shared, *, lobby: bool = False) -> None:
-    """A table actor committed the version of `shared`: show it to the table's viewers here, tell the other
-    processes (and the lobby when `lobby`)."""
-    notice = {"type": "table.changed", "table": shared.table.pk, "v": shared.version}
-    _on_loop(lambda registry: registry.show(shared, lobby), notice, lobby=lobby)
+def show(game: str, table_id: int, shared, *, lobby: bool = False) -> None:
+    """A table actor committed the version of `shared` (which has its `version`): show it to the table's
+    viewers here, tell the other processes (and the lobby when `lobby`)."""
+    notice = {"type": "live.changed", "game": game, "table": table_id, "v": shared.version}
+    _on_loop(lambda registry: registry.show(game, table_id, shared, lobby), notice, lobby=lobby)
 
 
-def table_changed(table_id: int, version: int, *, lobby: bool = False) -> None:
+def changed(game: str, table_id: int, version: int, *, lobby: bool = False) -> None:
     """The table is at `version` (committed): every viewer, here and elsewhere, gets it read from the
     database."""
-    notice = {"type": "table.changed", "table": table_id, "v": version}
+    notice = {"type": "live.changed", "game": game, "table": table_id, "v": version}
     _on_loop(
-        lambda registry: registry.changed(table_id, version, lobby=lobby, others=True), notice, lobby=lobby
+        lambda registry: registry.changed(game, table_id, version, lobby=lobby, others=True),
+        notice,
+        lobby=lobby,
     )
 
 
-def table_changed_on_commit(table_id: int, version: int, *, lobby: bool = False) -> None:
+def changed_on_commit(game: str, table_id: int, version: int, *, lobby: bool = False) -> None:
     """After the current transaction commits, tell the table's viewers (and the lobby when `lobby`)."""
-    transaction.on_commit(lambda: table_changed(table_id, version, lobby=lobby))
+    transaction.on_commit(lambda: changed(game, table_id, version, lobby=lobby))
 
 
-def chat_on_commit(table_id: int, message_id: int) -> None:
-    def told() -> None:
-        from blackjack import actors
-
-        actors.chat_arrived(table_id)  # at once, in this thread: the actor's next view reads the chat again
-        notice = {"type": "table.chat", "table": table_id, "id": message_id}
-        _on_loop(lambda registry: registry.chat(table_id, message_id, others=True), notice)
-
-    transaction.on_commit(told)
+def chat_on_commit(game: str, table_id: int, line_id: int) -> None:
+    """After the current transaction commits, show the table's new chat line to its viewers everywhere."""
+    notice = {"type": "live.chat", "game": game, "table": table_id, "id": line_id}
+    transaction.on_commit(
+        lambda: _on_loop(lambda registry: registry.chat(game, table_id, line_id, others=True), notice)
+    )
 
 
-def committed_elsewhere(table_id: int, version: int) -> None:
+def committed_elsewhere(game: str, table_id: int, version: int) -> None:
     """Another process committed `version` of the table (its owner answered a forwarded command): the viewers
     here get it read from the database, once (its owner's notice of the same version then changes nothing).
     Nobody else is told: the owner told them."""
-    _on_loop(lambda registry: registry.changed(table_id, version, lobby=False, others=False), None)
+    _on_loop(lambda registry: registry.changed(game, table_id, version, lobby=False, others=False), None)
 
 
-def emote(table_id: int, entry: dict) -> None:
-    """Show an emote (`services.post_emote`) to the table's viewers, here and in the other processes."""
-    notice = {"type": "table.emote", "table": table_id, "entry": entry}
-    _on_loop(lambda registry: registry.emote(table_id, entry, others=True), notice)
+def emote(game: str, table_id: int, entry: dict) -> None:
+    """Show a reaction (`live.chat.react`) to the table's viewers, here and in the other processes."""
+    notice = {"type": "live.emote", "game": game, "table": table_id, "entry": entry}
+    _on_loop(lambda registry: registry.emote(game, table_id, entry, others=True), notice)
 
 
 def lobby_changed() -> None:
@@ -486,7 +488,10 @@ def _on_loop(work: Callable[[_Registry], None], notice: dict | None, *, lobby: b
         if layer is None or isinstance(layer, InMemoryChannelLayer):
             return
         for message in ([notice] if notice else []) + ([{"type": "lobby.changed"}] if lobby else []):
-            group = LOBBY_GROUP if message["type"] == "lobby.changed" else table_group(message["table"])
+            if message["type"] == "lobby.changed":
+                group = LOBBY_GROUP
+            else:
+                group = group_of(message["game"], message["table"])
             _send_elsewhere_now(layer, group, message)
     except Exception:
         logger.exception("a notice could not be sent")
