@@ -663,8 +663,8 @@ def adjust(*, user, amount, staff, reason) -> LedgerEntry:
 
 
 def suspend_user(*, user, staff) -> None:
-    """Mark `user` suspended: the tables refuse their sits and actions (`blackjack.services` releases their
-    seats after the current round)."""
+    """Mark `user` suspended: every game's tables refuse their sits and actions (each game stands them up
+    as it says: `live.games.Game.release_user`)."""
     _set_suspended(user=user, staff=staff, suspended=True)
 
 

@@ -10,8 +10,10 @@ class BlackjackConfig(AppConfig):
     verbose_name = "Blackjack"
 
     def ready(self) -> None:
-        from blackjack import operations, remote, selectors, services, viewmodel
+        from blackjack import demo, operations, remote, selectors, services, viewmodel
         from blackjack.actors import BlackjackActor
+        from blackjack.consumers import BlackjackConsumer
+        from blackjack.history.views import profile_section
         from blackjack.models import GAME
         from blackjack.services import floats
         from live import games
@@ -26,6 +28,19 @@ class BlackjackConfig(AppConfig):
                 release_user=lambda user: operations.release_user_seats(user=user),
                 recover=services.recover_tables,
                 upkeep=(games.Upkeep(floats.REBALANCE_SECONDS, floats.rebalance, "rebalancing the floats"),),
+                urls="blackjack.urls",
+                socket="ws/tables/<int:table_id>/",
+                consumer=BlackjackConsumer,
+                lobby=games.Lobby(
+                    template="blackjack/lobby_section.html",
+                    rows=viewmodel.lobby_section,
+                    footer="blackjack/partials/rules_key.html",
+                ),
+                pages=games.Pages(
+                    history="blackjack_history", leaderboard="blackjack_leaderboard", guide="how_to_play"
+                ),
+                profile=profile_section,
+                seed_demo=demo.seed,
             )
         )
         remote.Route.serve()

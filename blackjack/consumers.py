@@ -1,5 +1,4 @@
-"""The blackjack table's socket (`/ws/tables/<id>/`, the table protocol of shared/PROTOCOL.md) and the lobby's
-(`/ws/lobby/`).
+"""The blackjack table's socket (`/ws/tables/<id>/`, the table protocol of shared/PROTOCOL.md).
 
 The table's socket is the site's consumer pipeline (`live.consumer.TableConsumer`: connect, rate limits, frame
 limits, the worker, the owner's route, presence, chat and reactions, one refusal message, a clean close) with
@@ -13,11 +12,9 @@ connection paces its own frames (`show`, `_pace`; `viewmodel.frame_at`).
 """
 
 import asyncio
-import json
 from datetime import datetime
 
 from channels.db import database_sync_to_async
-from django.template.loader import render_to_string
 from django.utils import timezone
 
 from blackjack import actors, protocol, remote
@@ -28,21 +25,13 @@ from blackjack.viewmodel import (
     TableUnavailable,
     ViewerView,
     _Shared,
-    build_lobby_view,
     frame_at,
-    lobby_page,
     own_balance,
     read_shared,
     view_of,
     visible_table,
 )
-from durak import services as durak_services
-from live import fanout
-from live.consumer import INTERNAL_ERROR, LiveConsumer, TableConsumer, Unavailable
-from live.consumer import query as live_query
-
-LOBBY_TEMPLATE = "blackjack/partials/lobby_rows.html"
-DURAK_LOBBY_TEMPLATE = "durak/partials/lobby_rows.html"
+from live.consumer import TableConsumer, Unavailable
 
 
 class BlackjackConsumer(TableConsumer):
@@ -150,59 +139,3 @@ class BlackjackConsumer(TableConsumer):
         if self.json_format:
             return found.json(lean=self.lean)
         return live_html(found, user=self.user, error=error)
-
-
-class LobbyConsumer(LiveConsumer):
-    """Streams one page of the list of public open tables (`?page=N`, the first by default): on connect and
-    after every `lobby.changed`."""
-
-    async def connect(self):
-        query = live_query(self.scope)
-        self.json_format = query.get("format") == "json"
-        self.page = lobby_page(query.get("page"))
-        self.game = durak_services.lobby_game(query.get("game"))
-        fanout.register_loop(asyncio.get_running_loop())
-        self.mailbox = fanout.Mailbox(self.dispatch, failed=self._failed)
-        try:
-            await fanout.join(fanout.LOBBY_GROUP, self.mailbox)
-        except Exception:
-            self.mailbox.close()
-            raise
-        await self.accept()
-        await self.send_lobby()
-        self.mailbox.start()
-
-    async def disconnect(self, code):
-        mailbox = getattr(self, "mailbox", None)
-        if mailbox is not None:
-            self.mailbox = None
-            mailbox.close()
-            await fanout.leave(fanout.LOBBY_GROUP, mailbox)
-
-    async def _failed(self) -> None:
-        await self.close(code=INTERNAL_ERROR)
-
-    async def receive(self, text_data=None, bytes_data=None):
-        # The lobby is read-only; anything a client sends is ignored.
-        return
-
-    async def lobby_changed(self, event):
-        await self.send_lobby()
-
-    async def send_lobby(self) -> None:
-        await self.send(text_data=await database_sync_to_async(self._render)())
-
-    def _render(self) -> str:
-        view = build_lobby_view(page=self.page)
-        durak = durak_services.lobby_rows() if self.game != "blackjack" else None
-        if self.json_format:
-            return json.dumps({**view, "durak_tables": durak or []})
-        html = ""
-        if self.game != "durak":
-            html = render_to_string(
-                LOBBY_TEMPLATE, {"lobby": view, "tables": view["tables"], "user": self.scope["user"]}
-            )
-        if durak is not None:
-            context = {"durak_tables": durak, "user": self.scope["user"]}
-            html += render_to_string(DURAK_LOBBY_TEMPLATE, context)
-        return html

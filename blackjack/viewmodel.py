@@ -5,7 +5,7 @@ table page needs); the JSON consumer sends it as it is and the HTML consumer ren
 is removed here and only here: the view is assembled field by field from the round's engine state, so the
 shoe order, the server seeds of the shoe in play and of the next one (only their hashes) and the dealer's
 unrevealed hole card are never copied into it.
-`build_lobby_view()` is the lobby's message.
+`lobby_section()` is blackjack's part of the lobby's message.
 
 Where a version's views come from: the part all viewers share (table, round, shoe, seats with their players'
 presence and balances, events) is built once per version, then each viewer's own part (`you`: their
@@ -402,16 +402,9 @@ def _settles(event: dict[str, Any], settled_at: datetime) -> bool:
     return event["kind"] in _SETTLEMENT_EVENTS and at >= settled_at
 
 
-def lobby_page(value: str | None) -> int:
-    """The lobby page a query asks for (`?page=N`): 1 unless N is a small whole number."""
-    if value and value.isascii() and value.isdigit() and len(value) <= 6:
-        return int(value)
-    return 1
-
-
-def build_lobby_view(*, page: int = 1) -> dict[str, Any]:
-    """The lobby message: one page (`LOBBY_PAGE_SIZE`, in id order) of the public open tables with their seat
-    counts, phase and rules; `page` beyond the last is the last."""
+def lobby_section(page: int) -> dict[str, Any]:
+    """Blackjack's part of the lobby message: one page (`LOBBY_PAGE_SIZE`, in id order) of the public open
+    tables with their seat counts, phase and rules; `page` beyond the last is the last."""
     public = Table.objects.filter(is_open=True, is_private=False)
     total = public.count()
     pages = max(1, -(-total // LOBBY_PAGE_SIZE))
@@ -439,7 +432,7 @@ def build_lobby_view(*, page: int = 1) -> dict[str, Any]:
                 "preset": table.preset.name,
             }
         )
-    return {"type": "lobby", "tables": rows, "page": page, "pages": pages, "total": total}
+    return {"tables": rows, "page": page, "pages": pages, "total": total}
 
 
 # --- pieces ---------------------------------------------------------------------------------------------

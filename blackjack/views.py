@@ -1,7 +1,7 @@
 """Pages of the tables app. Thin: read through the view model, write through `blackjack.services`, render.
 
-The live parts of the lobby and table pages are rendered by the same partials the websocket consumers send
-(`tables/partials/lobby_rows.html`, `tables/partials/live.html`), so a first load and every update look alike.
+The live part of the table page is rendered by the same partial the websocket consumer sends
+(`blackjack/partials/live.html`), so a first load and every update look alike.
 """
 
 from django.contrib import messages
@@ -21,13 +21,10 @@ from blackjack.forms import OpenTableForm
 from blackjack.models import GAME, Table
 from blackjack.viewmodel import (
     TableUnavailable,
-    build_lobby_view,
     build_table_view,
-    lobby_page,
     visible_table,
 )
 from cards.errors import Refused
-from durak import services as durak_services
 from live import chat
 
 #: Session key: {table id (str): private token} of the private tables this browser was invited to.
@@ -36,15 +33,6 @@ PRIVATE_TOKENS_SESSION_KEY = "private_table_tokens"
 SIT_ATTEMPTS = 3
 #: Open tables a player (not staff) may have opened: one person cannot fill the lobby.
 MAX_OPEN_TABLES_PER_PLAYER = 3
-
-
-def lobby(request):
-    view = build_lobby_view(page=lobby_page(request.GET.get("page")))
-    game = durak_services.lobby_game(request.GET.get("game"))
-    durak_tables = durak_services.lobby_rows() if game != "blackjack" else []
-    return render(
-        request, "blackjack/lobby.html", {"lobby": view, "durak_tables": durak_tables, "game": game}
-    )
 
 
 def _private_token(request, table_id: int) -> str | None:

@@ -1,4 +1,4 @@
-"""Settings for the blackjack site, driven by environment variables.
+"""Settings for the card room, driven by environment variables.
 
 Embedded default (no variables set): DEBUG on, SQLite, in-memory channel layer.
 Scale-out: DATABASE_URL (PostgreSQL) and REDIS_URL (channels-redis) switch the backends.
@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "accounts",
     "live",
+    "lobby",
     "blackjack",
     "durak",
 ]
@@ -78,6 +79,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
                 "accounts.context_processors.wallet",
+                "lobby.context.site_games",
             ],
         },
     },
@@ -125,7 +127,7 @@ else:
                 "init_command": "PRAGMA journal_mode=WAL;",
             },
             # A file (Daphne test servers run in a child process), one per run so parallel runs never collide.
-            "TEST": {"NAME": str(Path(tempfile.gettempdir()) / f"blackjack-test-{os.getpid()}.sqlite3")},
+            "TEST": {"NAME": str(Path(tempfile.gettempdir()) / f"cardroom-test-{os.getpid()}.sqlite3")},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -200,7 +202,7 @@ if EMAIL_BACKEND_PATH.endswith("smtp.EmailBackend"):
         "password": env_str("EMAIL_HOST_PASSWORD"),
         "use_tls": env_bool("EMAIL_USE_TLS", True),
     }
-DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "blackjack@localhost")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "cardroom@localhost")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

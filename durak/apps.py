@@ -7,8 +7,9 @@ class DurakConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from durak import remote, services
+        from durak import demo, remote, services, views
         from durak.actor import DurakActor, load
+        from durak.consumers import DurakConsumer
         from durak.models import GAME
         from live import games
 
@@ -20,6 +21,14 @@ class DurakConfig(AppConfig):
                 read_view=load,
                 chips_in_play=services.chips_in_play,
                 release_user=lambda user: remote.release_user_seats(user=user),
+                urls="durak.urls",
+                url_prefix="durak/",
+                socket="ws/durak/<int:table_id>/",
+                consumer=DurakConsumer,
+                lobby=games.Lobby(template="durak/lobby_section.html", rows=services.lobby_section),
+                pages=games.Pages(history="durak_history", leaderboard="durak_leaderboard"),
+                profile=views.profile_section,
+                seed_demo=demo.seed,
             )
         )
         remote.DurakRoute.serve()

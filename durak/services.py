@@ -76,18 +76,18 @@ def check_stake(*, user_id: int, stake: int) -> None:
         )
 
 
-#: The games the lobby can be filtered by (`?game=`).
-LOBBY_GAMES = ("blackjack", "durak")
+#: Durak tables the lobby lists (the newest).
+LOBBY_TABLES = 50
 
 
-def lobby_game(value: str | None) -> str | None:
-    """The game a lobby query asks for (`?game=blackjack|durak`); None (every game) otherwise."""
-    return value if value in LOBBY_GAMES else None
+def lobby_section(page: int) -> dict:
+    """Durak's part of the lobby message: the open tables, newest first (at most `LOBBY_TABLES`, on every
+    page of the lobby), with variant, stake, seats taken and status."""
+    return {"durak_tables": _lobby_rows()}
 
 
-def lobby_rows() -> list[dict]:
-    """The open Durak tables for the lobby: game, variant, stake, seats taken, phase."""
-    tables = DurakTable.objects.exclude(status=Status.CLOSED).order_by("-created_at")[:50]
+def _lobby_rows() -> list[dict]:
+    tables = DurakTable.objects.exclude(status=Status.CLOSED).order_by("-created_at")[:LOBBY_TABLES]
     taken: dict[int, int] = {}
     for table_id in (
         DurakSeat.objects.filter(table__in=tables)
@@ -239,3 +239,10 @@ def one_sided_flows(*, since: datetime, min_games: int, min_share: float, min_ne
         if played >= min_games and flow.net >= max(1, min_net) and flow.one_way >= min_share:
             flows.append(flow)
     return sorted(flows, key=lambda flow: (-flow.net, -flow.last_played.timestamp()))
+
+
+def ratings_of(user) -> list[DurakRating]:
+    """A player's rating and record in each Durak variant they have played rated games of, in the variants'
+    order."""
+    found = {rating.variant: rating for rating in DurakRating.objects.filter(user=user, games__gt=0)}
+    return [found[variant] for variant in VARIANTS if variant in found]

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from cards.errors import Refused
@@ -111,3 +112,14 @@ def replay(request, game_id: int):
         "matches": state.to_dict() == game.state,
     }
     return render(request, "durak/replay.html", context)
+
+
+def profile_section(user, owner: bool) -> str:
+    """Durak's section of a player's profile and public page (`live.games.Game.profile`)."""
+    context = {
+        "player": user,
+        "owner": owner,
+        "ratings": services.ratings_of(user),
+        "games": user.durak_games.filter(finished=True).count(),
+    }
+    return render_to_string("durak/profile_section.html", context)

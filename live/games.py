@@ -20,6 +20,28 @@ class Upkeep:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Lobby:
+    """A game's section of the lobby (`lobby/`): the same template for the page and every live update."""
+
+    #: Renders the section as one out-of-band element; its context is `section` (what `rows` gave) and
+    #: `user`.
+    template: str
+    #: The game's part of the JSON lobby message for one page of the lobby (`?page=N`), under keys of its own.
+    rows: Callable[[int], dict[str, Any]]
+    #: Rendered once below the sections on the lobby page (not live): a key to the game's rule codes, say.
+    footer: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pages:
+    """A game's pages that the site's menu, tabs and profile link to (URL names; None: the game has none)."""
+
+    history: str | None = None
+    leaderboard: str | None = None
+    guide: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Game:
     """What the site needs of one game. `name` is its key everywhere (ledger rows and floats, URLs, the
     lobby's filter); `label` what players read."""
@@ -41,6 +63,20 @@ class Game:
     recover: Callable[[], int] | None = None
     #: Periodic work on each server's clock.
     upkeep: tuple[Upkeep, ...] = ()
+    #: The game's URL patterns (a module's name) and where they are mounted ("durak/"; "" at the root).
+    urls: str
+    url_prefix: str = ""
+    #: The route of a table's socket (`"ws/durak/<int:table_id>/"`) and its consumer
+    #: (`live.consumer.TableConsumer`).
+    socket: str
+    consumer: type
+    lobby: Lobby
+    pages: Pages = Pages()
+    #: A player's section of their profile and public page, as HTML: `profile(user, owner)` (`owner`: the
+    #: player is looking at their own).
+    profile: Callable[[Any, bool], str] | None = None
+    #: Create the game's demo tables (idempotent: what exists is left alone); `say` prints a line.
+    seed_demo: Callable[[Callable[[str], None]], None] | None = None
 
 
 _games: dict[str, Game] = {}

@@ -8,17 +8,6 @@ from django.utils.safestring import mark_safe
 register = template.Library()
 
 
-@register.inclusion_tag("blackjack/history/_stats.html", takes_context=True)
-def player_statistics(context, player=None):
-    """The statistics panel of `player` (default: the logged-in user, who then sees their balance chart)."""
-    from blackjack.history.views import stats_context
-
-    viewer = context.get("user")
-    player = player or viewer
-    owner = bool(viewer and viewer.is_authenticated and viewer.pk == player.pk)
-    return {**stats_context(user=player, owner=owner), "player": player, "with_css": True, "user": viewer}
-
-
 _SUITS = {"s": ("♠", "spades"), "h": ("♥", "hearts"), "d": ("♦", "diamonds"), "c": ("♣", "clubs")}
 _RANKS = {"A": "Ace", "T": "10", "J": "Jack", "Q": "Queen", "K": "King"}
 

@@ -3,10 +3,9 @@ from django.urls import path
 from blackjack.history import views
 
 urlpatterns = [
-    path("leaderboard/", views.leaderboard, name="leaderboard"),
-    path("history/", views.history, name="history"),
-    path("history/export.<str:fmt>", views.history_export, name="history_export"),
+    path("blackjack/leaderboard/", views.leaderboard, name="blackjack_leaderboard"),
+    path("blackjack/history/", views.history, name="blackjack_history"),
+    path("blackjack/history/export.<str:fmt>", views.history_export, name="blackjack_history_export"),
     path("rounds/<int:round_id>/", views.round_replay, name="round_replay"),
-    path("players/<str:username>/", views.player_profile, name="player_profile"),
     path("fairness/", views.fairness, name="fairness"),
 ]

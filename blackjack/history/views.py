@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from accounts.models import LedgerEntry
@@ -129,12 +130,11 @@ def _result_rows(rnd: Round, users: dict) -> list[dict]:
     return rows
 
 
-def player_profile(request, username: str):
-    """Public statistics of an active player: no balance, no e-mail, no ledger."""
-    user = get_object_or_404(get_user_model(), username=username, is_active=True, suspended=False)
-    context = stats_context(user=user, owner=request.user.is_authenticated and request.user.pk == user.pk)
-    context["player"] = user
-    return render(request, "blackjack/history/player.html", context)
+def profile_section(user, owner: bool) -> str:
+    """Blackjack's section of a player's profile and public page (`live.games.Game.profile`)."""
+    return render_to_string(
+        "blackjack/history/_stats.html", {**stats_context(user=user, owner=owner), "player": user}
+    )
 
 
 def stats_context(*, user, owner: bool) -> dict:

@@ -9,6 +9,7 @@ from django.template.loader import get_template
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
 from blackjack.rendering import LIVE_TEMPLATE
+from cards.faces import card_face
 from live.templatetags.live_ui import clock, iso, seconds_left
 
 register = template.Library()
@@ -24,14 +25,6 @@ CHIP_COLOURS = (
     (25, "green"),
 )
 CHIP_DENOMINATIONS = (5, 25, 100, 500, 1_000, 5_000, 25_000)
-
-SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
-SUIT_NAMES = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
-RANK_LABELS = {"A": "A", "T": "10", "J": "J", "Q": "Q", "K": "K"} | {str(n): str(n) for n in range(2, 10)}
-_NUMBER_NAMES = ("Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
-RANK_NAMES = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"} | {
-    str(n): name for n, name in zip(range(2, 10), _NUMBER_NAMES, strict=True)
-}
 
 PHASE_LABELS = {
     "waiting": "Waiting for players",
@@ -96,21 +89,6 @@ def chip_tier(value) -> str:
 
 
 @register.filter
-def card_face(card) -> dict:
-    """How to draw a protocol card string ("As", "Td"); `None` (a face-down card) gives the card back."""
-    if not card:
-        return {"hidden": True, "label": "Face-down card"}
-    rank, suit = card[0], card[1]
-    return {
-        "hidden": False,
-        "rank": RANK_LABELS[rank],
-        "suit": SUIT_SYMBOLS[suit],
-        "colour": "red" if suit in "hd" else "black",
-        "label": f"{RANK_NAMES[rank]} of {SUIT_NAMES[suit]}",
-    }
-
-
-@register.filter
 def hand_total(hand) -> str:
     """The total as players say it: "17", "soft 17", "Blackjack" (two cards of 21, not after a split),
     "22 bust"; empty when unknown. For a player's hand and the dealer's (whose hidden card is None)."""
@@ -151,6 +129,7 @@ def result_tone(result) -> str:
 
 
 # The time helpers every game's table pages share, under this library's names too.
+register.filter("card_face", card_face)
 register.filter("seconds_left", seconds_left)
 register.filter("clock", clock)
 register.filter("iso", iso)

@@ -7,7 +7,7 @@ from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from blackjack.templatetags.table_ui import RANK_LABELS, card_face
+from cards.faces import RANK_LABELS, card_face
 from durak.engine import RANKS, SUITS
 
 register = template.Library()

@@ -1,5 +1,5 @@
-"""Template helpers every game's table pages share: times as the pages show them (`clock`, `iso`) and how
-many seconds are left of a deadline (`seconds_left`)."""
+"""Template helpers every game's table pages share: times as the pages show them (`clock`, `iso`), how many
+seconds are left of a deadline (`seconds_left`) and how a card is drawn (`card_face`)."""
 
 from datetime import UTC, datetime
 
@@ -7,7 +7,10 @@ from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from cards.faces import card_face
+
 register = template.Library()
+register.filter("card_face", card_face)
 
 
 def as_datetime(value) -> datetime | None:

@@ -1,7 +1,7 @@
 """docs/protocol.md stays honest: every field the server sends, every error code it raises and every value
 of the phase, status and result sets is documented there, and no documented field has left the code.
 
-Fields are read from real views (`build_table_view`, `build_lobby_view`, `live.chat.line`) built in every
+Fields are read from real views (`build_table_view`, `lobby_section`, `live.chat.line`) built in every
 phase for a seated player and a spectator; a field is documented when its key path (for example
 `table.seats[].hands[].result`) is the backticked first cell of a table row in the doc. Error codes are
 collected from the source with `ast`."""
@@ -17,7 +17,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from blackjack.engine import _state
 from blackjack.models import Phase
-from blackjack.viewmodel import build_lobby_view, build_table_view
+from blackjack.viewmodel import build_table_view, lobby_section
 from live import chat
 from tests.blackjack.conftest import deal_cards
 
@@ -166,13 +166,13 @@ def test_the_chat_message_and_the_lobby_are_documented(table, alice, act):
     documented = documented_paths(text)
     assert not sorted(set(message) - documented), "a field of the `chat` message is not documented"
 
-    lobby = build_lobby_view()
+    lobby = {"type": "lobby", **lobby_section(1)}
     assert lobby["tables"], "the lobby lists the table"
     # A lobby row's rules are the table's rules, documented once as `table.rules.*`.
     lobby_paths = {re.sub(r"^tables\[\]\.rules\.", "table.rules.", path) for path in key_paths(lobby)}
     assert not sorted(lobby_paths - documented), "a field of the `lobby` message is not documented"
-    lobby_section = documented_paths(section(text, "The lobby"))
-    stale = sorted(path for path in lobby_section if path.startswith("tables") and path not in lobby_paths)
+    lobby_doc = documented_paths(section(text, "The lobby"))
+    stale = sorted(path for path in lobby_doc if path.startswith("tables") and path not in lobby_paths)
     assert not stale, f"docs/protocol.md documents lobby fields the server does not send: {stale}"
 
 

@@ -99,4 +99,4 @@ def test_seed_demo_is_idempotent():
 
     users = get_user_model().objects.filter(username__in=["alice", "bob"])
     assert users.count() == 2
-    assert all(user.check_password("blackjack-demo") for user in users)
+    assert all(user.check_password("cardroom-demo") for user in users)

@@ -19,8 +19,8 @@ from blackjack.engine.rules import PRESETS
 from blackjack.models import Phase, Round, RulePreset, Seat, Shoe, Table, TableEvent
 from blackjack.viewmodel import (
     TableUnavailable,
-    build_lobby_view,
     build_table_view,
+    lobby_section,
     read_shared,
     view_of,
     viewer_view,
@@ -354,8 +354,7 @@ def test_lobby_lists_public_open_tables_with_seats_taken(users):
     Seat.objects.create(table=public, number=1, user=users[0])
     Seat.objects.create(table=public, number=4, user=users[1])
     Seat.objects.create(table=public, number=5, user=None)
-    lobby = build_lobby_view()
-    assert lobby["type"] == "lobby"
+    lobby = lobby_section(1)
     assert [row["id"] for row in lobby["tables"]] == [public.pk]
     row = lobby["tables"][0]
     assert {key: row[key] for key in ("name", "min_bet", "max_bet", "seats", "seats_taken", "phase")} == {

@@ -64,34 +64,34 @@ def login(client, user):
 
 
 def test_history_needs_a_login(client):
-    response = client.get(reverse("history"))
+    response = client.get(reverse("blackjack_history"))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("login"))
-    assert client.get(reverse("history_export", args=["csv"])).status_code == 302
+    assert client.get(reverse("blackjack_history_export", args=["csv"])).status_code == 302
 
 
 def test_newest_first_and_paginated(client, rounds, alice):
     login(client, alice)
-    page = client.get(reverse("history")).context["page"]
+    page = client.get(reverse("blackjack_history")).context["page"]
     assert page.paginator.count == 30
     numbers = [row.round.number for row in page.object_list]
     assert numbers == list(range(30, 5, -1))  # 25 a page, newest first
-    second = client.get(reverse("history") + "?page=2").context["page"]
+    second = client.get(reverse("blackjack_history") + "?page=2").context["page"]
     assert [row.round.number for row in second.object_list] == [5, 4, 3, 2, 1]
 
 
 def test_filters_by_table_result_and_utc_dates(client, rounds, alice):
     login(client, alice)
     second = rounds[0].table_id
-    by_table = client.get(reverse("history"), {"table": second}).context["page"]
+    by_table = client.get(reverse("blackjack_history"), {"table": second}).context["page"]
     assert {row.table_id for row in by_table.object_list} == {second}
     assert by_table.paginator.count == 10
-    wins = client.get(reverse("history"), {"result": "win"}).context["page"]
+    wins = client.get(reverse("blackjack_history"), {"result": "win"}).context["page"]
     assert wins.paginator.count == sum(1 for r in rounds if r.user_id == alice.pk and r.net > 0)
     assert all(row.net > 0 for row in wins.object_list)
-    dated = client.get(reverse("history"), {"date_from": "2026-01-05", "date_to": "2026-01-07"}).context[
-        "page"
-    ]
+    dated = client.get(
+        reverse("blackjack_history"), {"date_from": "2026-01-05", "date_to": "2026-01-07"}
+    ).context["page"]
     assert [row.settled_at.date().isoformat() for row in dated.object_list] == [
         "2026-01-07",
         "2026-01-06",
@@ -101,7 +101,7 @@ def test_filters_by_table_result_and_utc_dates(client, rounds, alice):
 
 def test_a_reversed_date_range_is_an_error_not_a_silent_filter(client, rounds, alice):
     login(client, alice)
-    response = client.get(reverse("history"), {"date_from": "2026-01-09", "date_to": "2026-01-01"})
+    response = client.get(reverse("blackjack_history"), {"date_from": "2026-01-09", "date_to": "2026-01-01"})
     assert response.context["form"].errors
     assert "The first day must come before the last." in response.content.decode()
 
@@ -112,11 +112,11 @@ def test_the_first_and_last_days_there_are_filter_every_round(client, rounds, al
     login(client, alice)
     query = {"date_from": "0001-01-01", "date_to": "9999-12-31"}
     if name == "history":
-        response = client.get(reverse("history"), query)
+        response = client.get(reverse("blackjack_history"), query)
         assert response.status_code == 200
         assert response.context["page"].paginator.count == sum(1 for r in rounds if r.user_id == alice.pk)
     else:
-        response = client.get(reverse("history_export", args=[name]), query)
+        response = client.get(reverse("blackjack_history_export", args=[name]), query)
         assert response.status_code == 200
         body = response.getvalue().decode()
         assert all(f"{r.round_id}" in body for r in rounds if r.user_id == alice.pk)
@@ -126,15 +126,17 @@ def test_only_your_own_rounds_whatever_the_query(client, rounds, alice, bob):
     login(client, alice)
     bobs_table = rounds[-1].table_id
     for query in ({}, {"user": bob.pk}, {"table": bobs_table}):
-        page = client.get(reverse("history"), query).context["page"]
+        page = client.get(reverse("blackjack_history"), query).context["page"]
         assert {row.user_id for row in page.object_list} == {alice.pk}
-    body = client.get(reverse("history_export", args=["json"]), {"user": bob.pk}).getvalue().decode()
+    body = (
+        client.get(reverse("blackjack_history_export", args=["json"]), {"user": bob.pk}).getvalue().decode()
+    )
     assert "5000" not in body
 
 
 def test_csv_export_follows_the_filters(client, rounds, alice):
     login(client, alice)
-    response = client.get(reverse("history_export", args=["csv"]), {"result": "lose"})
+    response = client.get(reverse("blackjack_history_export", args=["csv"]), {"result": "lose"})
     assert response["Content-Type"].startswith("text/csv")
     assert 'attachment; filename="blackjack-history-alice-' in response["Content-Disposition"]
     table = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
@@ -149,7 +151,7 @@ def test_csv_export_follows_the_filters(client, rounds, alice):
 
 def test_json_export_is_one_document_with_every_row(client, rounds, alice):
     login(client, alice)
-    response = client.get(reverse("history_export", args=["json"]))
+    response = client.get(reverse("blackjack_history_export", args=["json"]))
     data = json.loads(response.getvalue())
     assert data["player"] == "alice"
     assert len(data["rounds"]) == 30
@@ -163,12 +165,12 @@ def test_json_export_is_one_document_with_every_row(client, rounds, alice):
 
 def test_unknown_export_format_is_not_found(client, alice):
     login(client, alice)
-    assert client.get(reverse("history_export", args=["xml"])).status_code == 404
+    assert client.get(reverse("blackjack_history_export", args=["xml"])).status_code == 404
 
 
 def test_a_formula_like_table_name_is_defused_in_csv(client, make_table, alice):
     table = make_table(name="=HYPERLINK(1)")
     _row(table, alice, 1, datetime.datetime(2026, 1, 1, tzinfo=UTC), net=10)
     login(client, alice)
-    body = client.get(reverse("history_export", args=["csv"])).getvalue().decode()
+    body = client.get(reverse("blackjack_history_export", args=["csv"])).getvalue().decode()
     assert "'=HYPERLINK(1)" in body

@@ -152,7 +152,7 @@ def test_a_player_outside_the_top_sees_their_own_rank(client, make_user):
     assert len(board.entries) == selectors.TOP
     assert (board.own.rank, board.own.value, board.own_in_top) == (56, 1, False)
     assert client.login(username="me", password=PASSWORD)
-    page = client.get(reverse("leaderboard") + "?board=all").content.decode()
+    page = client.get(reverse("blackjack_leaderboard") + "?board=all").content.decode()
     assert "Your rank: <strong>#56</strong>" in page
     top = selectors.leaderboard(key="all", viewer=make_user("nobody"))
     assert top.own is None

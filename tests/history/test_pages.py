@@ -21,9 +21,9 @@ def login(client, user):
 def test_every_page_renders(client, played, alice):
     login(client, alice)
     for url in (
-        reverse("leaderboard"),
-        reverse("leaderboard") + "?board=week",
-        reverse("history"),
+        reverse("blackjack_leaderboard"),
+        reverse("blackjack_leaderboard") + "?board=week",
+        reverse("blackjack_history"),
         reverse("round_replay", args=[played.pk]),
         reverse("player_profile", args=["bob"]),
         reverse("fairness"),

@@ -35,9 +35,10 @@ def login(client, user):
 EXPECTED = {
     "leaderboard": 3,  # top 50, the viewer's value, how many are ahead
     "history": 3,  # the tables played (filter), the count, the page
-    # accounts' profile (wallet, chips in play: one a game, entries) + stats, balance chart, mistakes
-    "profile": 2 + len(list(games.all_games())) + 3,
-    "public": 1 + 3,  # the player + stats, chart, mistakes
+    # accounts' profile (wallet, chips in play: one a game, entries) + blackjack's section (stats, balance
+    # chart, mistakes) + Durak's (ratings, games played)
+    "profile": 2 + len(list(games.all_games())) + 3 + 2,
+    "public": 1 + 3 + 2,  # the player + the two games' sections
     "replay": 7,  # round+table+shoe, players, action log, previous and next round, own ledger and mistakes
 }
 
@@ -46,8 +47,8 @@ def test_query_counts_do_not_grow_with_the_data(client, many, alice, django_asse
     def urls() -> dict[str, str]:
         latest = PlayerRound.objects.filter(user=alice).order_by("-settled_at").first()
         return {
-            "leaderboard": reverse("leaderboard") + "?board=all",
-            "history": reverse("history"),
+            "leaderboard": reverse("blackjack_leaderboard") + "?board=all",
+            "history": reverse("blackjack_history"),
             "profile": reverse("profile"),
             "public": reverse("player_profile", args=["alice"]),
             "replay": reverse("round_replay", args=[latest.round_id]),
@@ -74,15 +75,14 @@ def test_every_leaderboard_runs_the_top_query_and_two_for_a_ranked_viewer(
         # on it (no 100 hands for the win rate, no win yet for the biggest win) one: their missing value.
         ranked = leaderboard(key=key, viewer=alice).own is not None
         with django_assert_num_queries(BASE + (3 if ranked else 2)):
-            assert client.get(reverse("leaderboard") + f"?board={key}").status_code == 200
+            assert client.get(reverse("blackjack_leaderboard") + f"?board={key}").status_code == 200
 
 
-def test_the_profile_statistics_tag_runs_three_queries(rf, many, alice, django_assert_num_queries):
-    from django.template import Context, Template
+def test_the_profile_section_runs_three_queries(rf, many, alice, django_assert_num_queries):
+    from blackjack.history.views import profile_section
 
     many(2)
-    template = Template("{% load history_tags %}{% player_statistics %}")
     with django_assert_num_queries(3):  # stats, the balance chart's ledger entries, costliest mistakes
-        html = template.render(Context({"user": alice}))
+        html = profile_section(alice, True)
     assert "Your balance after each chip movement" in html
     assert 'id="player-stats"' in html

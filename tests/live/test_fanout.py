@@ -138,7 +138,8 @@ async def test_a_chat_line_reaches_the_viewers_and_no_view_carries_the_chat(
 
 @pytest.mark.asyncio
 async def test_the_lobby_is_told_at_once_then_at_most_once_an_interval(in_memory_layer, monkeypatch):
-    monkeypatch.setattr(fanout, "LOBBY_SECONDS", 0.3)
+    # One second of pacing; "at once" is within half of it (room for a busy machine's thread hand-offs).
+    monkeypatch.setattr(fanout, "LOBBY_SECONDS", 1.0)
     loop = asyncio.get_running_loop()
     lobby = await listening(LOBBY_GROUP)
     told = []
@@ -153,18 +154,18 @@ async def test_the_lobby_is_told_at_once_then_at_most_once_an_interval(in_memory
 
     start = loop.time()
     fanout.lobby_changed()  # after a quiet spell: at once
-    await receive_all(start + 0.1)
+    await receive_all(start + 0.5)
     assert len(told) == 1
     for _ in range(5):  # within the interval: one announcement at its end, for all five
         await asyncio.to_thread(fanout.lobby_changed)
         await asyncio.sleep(0.01)
-    await receive_all(start + 0.6)
+    await receive_all(start + 1.8)
     assert len(told) == 2
-    assert told[1] - told[0] >= 0.29
-    await asyncio.sleep(0.4)  # quiet again: the next change goes at once
+    assert told[1] - told[0] >= 0.99
+    await asyncio.sleep(1.2)  # quiet again: the next change goes at once
     sent = loop.time()
     await asyncio.to_thread(fanout.lobby_changed)
-    await receive_all(sent + 0.1)
+    await receive_all(sent + 0.5)
     assert len(told) == 3
 
 

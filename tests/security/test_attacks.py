@@ -163,7 +163,8 @@ async def test_chat_and_names_cannot_inject_html(table, player):
         paths = [
             f"/tables/{table.pk}/",
             "/",
-            "/leaderboard/",
+            "/blackjack/leaderboard/",
+            "/durak/leaderboard/",
             f"/players/{player.username}/",
             "/accounts/profile/",
         ]

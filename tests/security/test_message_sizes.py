@@ -21,7 +21,7 @@ from blackjack.models import RulePreset, Table
 from blackjack.protocol import parse_message
 from blackjack.rendering import live_html
 from blackjack.services.staff import MAX_OPEN_TABLES_PER_PLAYER
-from blackjack.viewmodel import LOBBY_PAGE_SIZE, build_lobby_view, viewer_view
+from blackjack.viewmodel import LOBBY_PAGE_SIZE, lobby_section, viewer_view
 from cards.errors import Refused
 from live import chat
 from live.consumer import FRAME_TOO_LARGE, MAX_OPEN_FRAME_BYTES
@@ -148,12 +148,12 @@ def test_the_largest_chat_log_stays_small(table, alice):
 def test_the_lobby_is_paginated_and_stays_small(make_table, alice):
     for number in range(LOBBY_PAGE_SIZE * 3 + 1):
         make_table(name=f"Table {number} " + "W" * 40)
-    first, last = build_lobby_view(), build_lobby_view(page=99)
+    first, last = lobby_section(1), lobby_section(99)
     assert (first["page"], first["pages"], first["total"]) == (1, 4, LOBBY_PAGE_SIZE * 3 + 1)
     assert len(first["tables"]) == LOBBY_PAGE_SIZE
     assert (last["page"], len(last["tables"])) == (4, 1)
     assert len(json.dumps(first).encode()) < OLD_CAP
-    html = render_to_string("blackjack/partials/lobby_rows.html", {"lobby": first, "user": AnonymousUser()})
+    html = render_to_string("blackjack/lobby_section.html", {"section": first, "user": AnonymousUser()})
     assert len(html.encode()) < OLD_CAP
     assert "?page=2" in html
 

@@ -66,15 +66,15 @@ def main() -> int:
     pages = PlayerRound.objects.filter(user=user).count() // 25 + 1
     client = Client()
     client.force_login(user)
-    urls = [(f"leaderboard ({key})", reverse("leaderboard") + f"?board={key}") for key in BOARDS]
+    urls = [(f"leaderboard ({key})", reverse("blackjack_leaderboard") + f"?board={key}") for key in BOARDS]
     urls += [
-        ("history page 1", reverse("history")),
-        (f"history page {pages} (last)", reverse("history") + f"?page={pages}"),
-        ("history filtered (wins)", reverse("history") + "?result=win"),
+        ("history page 1", reverse("blackjack_history")),
+        (f"history page {pages} (last)", reverse("blackjack_history") + f"?page={pages}"),
+        ("history filtered (wins)", reverse("blackjack_history") + "?result=win"),
         ("profile (own, with stats)", reverse("profile")),
         ("public profile", reverse("player_profile", args=[user.username])),
         ("round replay", reverse("round_replay", args=[latest.round_id])),
-        ("history export CSV (all rows)", reverse("history_export", args=["csv"])),
+        ("history export CSV (all rows)", reverse("blackjack_history_export", args=["csv"])),
     ]
     print(
         f"database: {connection.vendor}; players with stats: {PlayerStats.objects.count():,}; "

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from blackjack.engine.strategy import PLAYING_ACTIONS
-from blackjack.templatetags.table_ui import RANK_NAMES, SUIT_NAMES
+from cards.faces import RANK_NAMES, SUIT_NAMES
 
 #: A card's accessible name on the page ("Queen of hearts") back to its protocol string ("Qh").
 CARDS = {

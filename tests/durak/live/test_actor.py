@@ -301,4 +301,4 @@ def test_a_table_closes_when_its_last_player_leaves_between_games(open_durak, al
     assert all(seat.empty for seat in closed.seats)  # the bot left with them
     with pytest.raises(Refused, match="closed"):
         actor.handle(Sit(alice.pk, "Alice"))
-    assert services.lobby_rows() == []
+    assert services.lobby_section(1) == {"durak_tables": []}

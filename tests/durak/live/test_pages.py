@@ -215,5 +215,5 @@ def test_the_open_forms_of_both_games_say_which_game_they_open(client, alice):
     assert "<h1>Open a Durak table</h1>" in durak
     assert 'name="variant"' in durak
     blackjack = client.get(reverse("open_table")).content.decode()
-    assert "<h1>Open a table</h1>" in blackjack
+    assert "<h1>Open a blackjack table</h1>" in blackjack
     assert 'name="variant"' not in blackjack

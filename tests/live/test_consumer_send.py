@@ -7,7 +7,9 @@ import logging
 import pytest
 from autobahn.exception import Disconnected
 
-from blackjack.consumers import BlackjackConsumer, LobbyConsumer
+from blackjack.consumers import BlackjackConsumer
+from durak.consumers import DurakConsumer
+from lobby.consumers import LobbyConsumer
 
 pytestmark = pytest.mark.asyncio
 
@@ -25,7 +27,7 @@ def consumer_whose_client_is(consumer_class, error: Exception | None):
     return consumer
 
 
-@pytest.mark.parametrize("consumer_class", [BlackjackConsumer, LobbyConsumer])
+@pytest.mark.parametrize("consumer_class", [BlackjackConsumer, DurakConsumer, LobbyConsumer])
 async def test_a_frame_to_a_client_that_just_left_is_dropped(consumer_class, caplog):
     gone = consumer_whose_client_is(consumer_class, Disconnected("Attempt to send on a closed protocol"))
     with caplog.at_level(logging.INFO):
