@@ -10,7 +10,6 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, OuterRef, Q, Subquery
-from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
@@ -33,6 +32,7 @@ from blackjack.models import (
 )
 from cards.errors import Refused
 from live import fanout
+from live.admin import QuarantinedFilter, SecretsAdmin
 
 # --- rule presets -------------------------------------------------------------------------------------------
 
@@ -234,34 +234,6 @@ class TableForm(forms.ModelForm):
             if first is not None:
                 self.add_error("seats", f"Seat {first} is occupied: it stays until its player leaves.")
         return cleaned
-
-
-class SecretsAdmin(admin.ModelAdmin):
-    #: Fields never shown (a round's engine state, a shoe's server seed, a table's next one).
-    secret_fields: tuple[str, ...] = ()
-
-    def lookup_allowed(self, lookup, value, request):
-        """A secret field cannot be filtered on either: Django's lists accept a filter on any field of their
-        own model in the address, and a list that shows a row only when a guessed value is right would give
-        the secret away."""
-        if lookup.split(LOOKUP_SEP, 1)[0] in self.secret_fields:
-            return False
-        return super().lookup_allowed(lookup, value, request)
-
-
-class QuarantinedFilter(admin.SimpleListFilter):
-    """The tables stopped after repeated failures (`blackjack.services.quarantine`); reopening clears them."""
-
-    title = "quarantined"
-    parameter_name = "quarantined"
-
-    def lookups(self, request, model_admin):
-        return [("yes", "Quarantined"), ("no", "Not quarantined")]
-
-    def queryset(self, request, queryset):
-        if self.value() in ("yes", "no"):
-            return queryset.filter(quarantined_at__isnull=self.value() == "no")
-        return queryset
 
 
 @admin.register(Table)

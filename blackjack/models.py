@@ -8,8 +8,6 @@ anywhere: it is recomputed from the shoe's secret server seed when a round needs
 only readable through `Shoe.revealed_seed` once the shoe is retired.
 """
 
-import secrets
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -89,10 +87,6 @@ class OpenTableBounds(models.Model):
         return f"player-opened tables: bets {self.min_bet}-{self.max_bet}"
 
 
-def new_private_token() -> str:
-    return secrets.token_urlsafe(18)
-
-
 class Table(LiveTable):
     name = models.CharField(max_length=60)
     preset = models.ForeignKey(RulePreset, on_delete=models.PROTECT, related_name="tables")
@@ -105,11 +99,6 @@ class Table(LiveTable):
     turn_seconds = models.PositiveSmallIntegerField(default=20)
     ready_seconds = models.PositiveSmallIntegerField(default=10)
     is_open = models.BooleanField(default=True, help_text="A closed table takes no new players.")
-    is_private = models.BooleanField(default=False)
-    private_token = models.CharField(max_length=32, unique=True, default=new_private_token, editable=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     # Live state, written by tables.services only.

@@ -39,6 +39,7 @@ from blackjack.flow.rounds import DEALER_CARD_SECONDS, dealer_turn_cards
 from blackjack.models import Phase, Round, Seat, Shoe, Table, TableEvent
 from cards.errors import Refused
 from cards.fairness import seed_hash
+from live import private
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +72,8 @@ def visible_table(*, table_id: int, user, private_token: str | None = None) -> T
     seated = user.is_authenticated and Seat.objects.filter(table=table, user_id=user.pk).exists()
     if not table.is_open and not seated:
         raise TableUnavailable(f"table {table_id} is closed")
-    if table.is_private and not seated:
-        creator = user.is_authenticated and table.created_by_id == user.pk
-        if not creator and private_token != table.private_token:
-            raise TableUnavailable(f"table {table_id} is private")
+    if not private.admits(table, user=user, token=private_token, seated=seated):
+        raise TableUnavailable(f"table {table_id} is private")
     return table
 
 

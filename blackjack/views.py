@@ -25,10 +25,8 @@ from blackjack.viewmodel import (
     visible_table,
 )
 from cards.errors import Refused
-from live import chat
+from live import chat, private
 
-#: Session key: {table id (str): private token} of the private tables this browser was invited to.
-PRIVATE_TOKENS_SESSION_KEY = "private_table_tokens"
 #: How often "Sit" from the lobby tries again when another player takes the seat first.
 SIT_ATTEMPTS = 3
 #: Open tables a player (not staff) may have opened: one person cannot fill the lobby.
@@ -36,7 +34,7 @@ MAX_OPEN_TABLES_PER_PLAYER = 3
 
 
 def _private_token(request, table_id: int) -> str | None:
-    return request.session.get(PRIVATE_TOKENS_SESSION_KEY, {}).get(str(table_id))
+    return private.token_of(request, game=GAME, table_id=table_id)
 
 
 def _visible_or_404(request, table_id: int) -> Table:
@@ -131,6 +129,5 @@ def open_table(request):
 def join_private(request, token: str):
     """The invitation link of a private table: remember the token for this browser, then show the table."""
     found = get_object_or_404(Table, private_token=token, is_private=True, is_open=True)
-    tokens = {**request.session.get(PRIVATE_TOKENS_SESSION_KEY, {}), str(found.pk): token}
-    request.session[PRIVATE_TOKENS_SESSION_KEY] = tokens
+    private.remember(request, game=GAME, table_id=found.pk, token=token)
     return redirect("table", table_id=found.pk)

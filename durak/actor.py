@@ -30,6 +30,7 @@ from django.utils import timezone
 from accounts import services as wallet
 from accounts import sockets
 from cards.errors import Refused
+from cards.fairness import new_server_seed
 from durak import services
 from durak.engine import GameState, Match
 from durak.models import GAME, DurakAction, DurakGame, DurakSeat, DurakTable, Status
@@ -55,8 +56,8 @@ logger = logging.getLogger(__name__)
 #: nothing is written. The epoch is the lease's: once another process has taken the table over, this one's
 #: writes change nothing.
 _FENCE = (
-    f"UPDATE {DurakTable._meta.db_table} SET version = %s, status = %s, deadline = %s, turn_deadline = %s "
-    "WHERE id = %s AND version = %s AND epoch = %s"
+    f"UPDATE {DurakTable._meta.db_table} SET version = %s, status = %s, deadline = %s, turn_deadline = %s, "
+    "ready_deadline = %s, closing = %s WHERE id = %s AND version = %s AND epoch = %s"
 )
 
 
@@ -98,7 +99,7 @@ class DurakActor(TableActor):
         return state.deadline
 
     def expiries(self, version: int) -> list[Command]:
-        return [Expire(version)]
+        return [Expire(version, fresh_seed=new_server_seed())]
 
     def presence_command(self, users: frozenset[int]) -> Command:
         return Present(users)
@@ -142,7 +143,7 @@ class DurakActor(TableActor):
         replaced (`live.presence.CountingActor.past_marks`)."""
         if isinstance(command, Expire):
             version = self.past_marks(command.version)
-            return command if version == command.version else Expire(version)
+            return command if version == command.version else replace(command, version=version)
         expected = getattr(command, "expected", None)
         if expected is None or self.past_marks(expected) == expected:
             return command
@@ -201,6 +202,7 @@ def load(table_id: int) -> Table:
             server_seed=g.server_seed,
             server_seed_hash=g.server_seed_hash,
             client_seed=g.client_seed,
+            seed_digests=tuple(g.seed_digests),
             stake=g.stake,
             rated=g.rated,
             match=Match.from_dict(g.match),
@@ -220,6 +222,8 @@ def load(table_id: int) -> Table:
         version=row.version,
         deadline=row.deadline,
         turn_deadline=row.turn_deadline,
+        ready_deadline=row.ready_deadline,
+        closing=row.closing,
         opener=row.created_by_id,
         game=game,
         match=Match.from_dict(row.match) if row.match is not None else None,
@@ -247,6 +251,8 @@ def _write(before: Table, outcome: Outcome, epoch: int) -> Table:
             table.status,
             table.deadline,
             table.turn_deadline,
+            table.ready_deadline,
+            table.closing,
             table.id,
             before.version,
             epoch,
@@ -321,6 +327,7 @@ def _create_game(table: Table) -> Game:
         server_seed=game.server_seed,
         server_seed_hash=game.server_seed_hash,
         client_seed=game.client_seed,
+        seed_digests=list(game.seed_digests),
         stake=game.stake,
         pot=game.stake * len(humans),
         rated=game.rated,

@@ -12,8 +12,8 @@ import json
 
 from django.template.loader import render_to_string
 
-from durak import protocol
-from durak.models import GAME, DurakTable
+from durak import protocol, services
+from durak.models import GAME
 from durak.remote import DurakRoute
 from durak.table import Table
 from durak.view import table_view
@@ -29,7 +29,7 @@ class DurakConsumer(TableConsumer):
     error_template = f"{LIVE_TEMPLATE}#error"
 
     def visible(self, table_id: int, user, token: str | None) -> None:
-        if not DurakTable.objects.filter(pk=table_id).exists():
+        if services.visible_table(table_id, user=user, token=token) is None:
             raise Unavailable
 
     def encode(self, shared: Table, error: dict[str, str] | None = None) -> str:

@@ -8,6 +8,11 @@ class OpenDurakTableForm(forms.ModelForm):
     seats = forms.IntegerField(min_value=MIN_PLAYERS, max_value=MAX_PLAYERS, initial=2)
     stake = forms.IntegerField(min_value=0, max_value=MAX_STAKE, initial=0, help_text="0: a casual table.")
     turn_seconds = forms.IntegerField(min_value=MIN_TURN_SECONDS, max_value=MAX_TURN_SECONDS, initial=30)
+    private = forms.BooleanField(
+        required=False,
+        label="Private table",
+        help_text="Not listed in the lobby; players join with the invitation link shown at the table.",
+    )
 
     class Meta:
         model = DurakTable

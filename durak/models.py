@@ -40,9 +40,6 @@ class DurakTable(LiveTable):
     stake = models.PositiveIntegerField(default=0, help_text="Chips each human player antes; 0: casual.")
     rated = models.BooleanField(default=True)
     turn_seconds = models.PositiveSmallIntegerField(default=30)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     # Live state, written by the table's actor only.
@@ -50,6 +47,10 @@ class DurakTable(LiveTable):
     deadline = models.DateTimeField(null=True, blank=True, editable=False)
     #: When the seat to act is moved for (`deadline` is the earliest of it and the players' graces).
     turn_deadline = models.DateTimeField(null=True, blank=True, editable=False)
+    #: Between games, once a seat is ready: when the unready seated players stand up.
+    ready_deadline = models.DateTimeField(null=True, blank=True, editable=False)
+    #: Staff closed the table during a game: it closes when the game ends.
+    closing = models.BooleanField(default=False, editable=False)
     current_game = models.ForeignKey(
         "DurakGame", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", editable=False
     )
@@ -114,6 +115,8 @@ class DurakGame(models.Model):
     server_seed = models.CharField(max_length=64)
     server_seed_hash = models.CharField(max_length=64)
     client_seed = models.CharField(max_length=64)
+    #: The SHA-256 digests of the players' seeds, sorted: the client seed is made of them.
+    seed_digests = models.JSONField(default=list)
     nonce = models.PositiveIntegerField(default=0)
     stake = models.PositiveIntegerField(default=0)
     pot = models.PositiveIntegerField(default=0)

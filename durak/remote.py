@@ -6,7 +6,8 @@ the command exactly as a local one would.
 A player's command crosses as their parsed message (`durak.protocol`: the action, its card and target, the
 version the player saw, the player's seed; `op` "act") with the player's id; the owner makes the table command
 of it (`command_of`), so a new game's server seed is made by the process that keeps it, and never crosses the
-layer. Staff's `release` (`user`) stands a player up (a suspension, a closed account). A socket opening or
+layer. Staff's `release` (`user`) stands a player up (a suspension, a closed account, the admin), `close` and
+`reopen` close and open the table (`durak.operations`). A socket opening or
 closing is the runtime's `presence`. A forwarded action carries the version its player saw, so an action the
 owner applied after its answer was lost is refused as `stale_version` when retried: applied once.
 """
@@ -21,7 +22,7 @@ from cards.fairness import new_server_seed
 from durak.actor import DurakActor
 from durak.models import DurakSeat
 from durak.protocol import ENGINE_ACTIONS
-from durak.table import Act, AddBot, Command, Leave, Ready, Release, Sit, Start
+from durak.table import Act, AddBot, Close, Command, Leave, Ready, Release, Reopen, Sit, Start
 from live import route
 
 
@@ -69,6 +70,10 @@ class DurakRoute(route.Route):
                 command = command_of(message, user, barred=barred)
             case "release":
                 command = Release(body["user"])
+            case "close":
+                command = Close()
+            case "reopen":
+                command = Reopen()
             case op:
                 raise Refused("bad_message", f"Unknown Durak table command {op!r}.")
         return await DurakActor.actor_for(body["table"]).tell(command)

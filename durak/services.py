@@ -15,7 +15,7 @@ from cards.errors import Refused
 from durak import glicko
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
-from live import fanout
+from live import fanout, private
 
 #: Open Durak tables one player (not staff) may have: one person cannot fill the lobby.
 MAX_OPEN_TABLES_PER_PLAYER = 3
@@ -32,10 +32,11 @@ def open_table(
     stake: int,
     rated: bool,
     turn_seconds: int,
+    private: bool = False,
 ) -> DurakTable:
     """A new table with `seats` empty seats (the form and the model's constraints check the options). Without
     a `user` it is the site's own table (the demo tables): nobody is its opener, so its games start when every
-    seated player is ready."""
+    seated player is ready. A private table is in no lobby: players come through its invitation link."""
     if user is not None and user.barred:
         raise Refused("suspended", "Your account is suspended or closed: you cannot open a table.")
     if user is not None and not user.is_staff:
@@ -55,10 +56,22 @@ def open_table(
             rated=rated,
             turn_seconds=turn_seconds,
             created_by=user,
+            is_private=private,
         )
         DurakSeat.objects.bulk_create(DurakSeat(table=table, number=n) for n in range(seats))
-        fanout.lobby_changed_on_commit()
+        if not private:
+            fanout.lobby_changed_on_commit()
     return table
+
+
+def visible_table(table_id: int, *, user, token: str | None) -> DurakTable | None:
+    """The table's row if `user` may see it (a private table: its players, its opener, or with its invitation
+    token; `live.private`), else None (also for no such table)."""
+    row = DurakTable.objects.filter(pk=table_id).only("is_private", "private_token", "created_by").first()
+    if row is None or not row.is_private:
+        return row
+    seated = user.is_authenticated and DurakSeat.objects.filter(table_id=table_id, user_id=user.pk).exists()
+    return row if private.admits(row, user=user, token=token, seated=seated) else None
 
 
 def check_stake(*, user_id: int, stake: int) -> None:
@@ -87,7 +100,8 @@ def lobby_section(page: int) -> dict:
 
 
 def _lobby_rows() -> list[dict]:
-    tables = DurakTable.objects.exclude(status=Status.CLOSED).order_by("-created_at")[:LOBBY_TABLES]
+    public = DurakTable.objects.filter(is_private=False).exclude(status=Status.CLOSED)
+    tables = public.order_by("-created_at")[:LOBBY_TABLES]
     taken: dict[int, int] = {}
     for table_id in (
         DurakSeat.objects.filter(table__in=tables)

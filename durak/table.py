@@ -19,9 +19,15 @@ player, `bot_seconds` for a bot or an away player. When a player's passes, the t
 is the bot's cheapest card. A player left without a socket at the table (`Present`: who has one, as the
 table's owner counts them) has `GRACE_SECONDS` to come back; then, or at once if they leave, they are
 `away`: the bot plays their seat to the game's end, and they settle (stake, rating) as the seat does, so an
-absent player left holding cards loses as the fool. The table's `deadline`
-(the actor's one timer) is the earliest of the turn deadline and the graces; `Expire` is keyed on the version.
-A table that no player holds a seat at between games closes (it leaves the lobby).
+absent player left holding cards loses as the fool.
+
+Nobody can hold a table between games either. A seated player without a socket there has the same grace,
+then their seat is freed; once a seat is ready, every seated player has `READY_SECONDS` to be ready too, then
+the unready stand up, and if every seat left is ready (two at least) the game is dealt. The table's `deadline`
+(the actor's one timer) is the earliest of the turn deadline, the graces and that ready deadline; `Expire` is
+keyed on the version. A table that no player holds a seat at between games closes (it leaves the lobby).
+Staff close a table (`Close`: at once between games, after the game in play otherwise, everyone stood up) and
+open it again (`Reopen`).
 
 Chips (stake > 0): each player antes the stake into the pot at the deal (bots play without chips). At the
 end, a draw, a bot fool, or a fool with no other player at the table refunds every stake; otherwise the fool's
@@ -32,7 +38,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cards.errors import Refused
-from cards.fairness import combine_client_seeds, seed_hash
+from cards.fairness import client_seed_of, seed_digests, seed_hash
 from durak import bot
 from durak.engine import (
     DurakRules,
@@ -49,8 +55,10 @@ from durak.engine.game import ACTIONS, legal_actions
 #: Table commands besides the engine's actions.
 TABLE_ACTIONS = ("sit", "leave", "add_bot", "ready", "start")
 WAITING, PLAYING, CLOSED = "waiting", "playing", "closed"
-#: How long a player whose connection went keeps their seat in a game before the bot takes it over.
+#: How long a player whose connection went keeps their seat (in a game: before the bot takes it over).
 GRACE_SECONDS = 30
+#: Between games, how long the seated players have to be ready once a seat is.
+READY_SECONDS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +105,9 @@ class Game:
     #: The match at the deal.
     match: Match
     payouts: tuple[int, ...] = ()
+    #: The SHA-256 digests of the playing players' seeds, sorted (`cards.fairness.seed_digests`): each player
+    #: finds their own among them, and the client seed is made of them.
+    seed_digests: tuple[str, ...] = ()
     id: int | None = None
 
 
@@ -126,6 +137,10 @@ class Table:
     #: The server seed of the next game, committed before anyone gives a seed for it: its hash is in every
     #: view, the seed itself only once that game is over (the deal can't be chosen after the players' seeds).
     next_server_seed: str = ""
+    #: Between games, once a seat is ready: when the unready seated players stand up.
+    ready_deadline: datetime | None = None
+    #: Staff closed the table during a game: it closes when the game ends.
+    closing: bool = False
 
     def rules(self, players: int) -> DurakRules:
         return DurakRules(players=players, variant=self.variant, attack=self.attack, limit=self.limit)
@@ -203,7 +218,11 @@ class Act:
 
 @dataclass(frozen=True, slots=True)
 class Expire:
+    """The timer of `version` rang; `fresh_seed` (drawn by the server) becomes the committed seed of the game
+    after the one it may deal."""
+
     version: int
+    fresh_seed: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +234,17 @@ class Release:
     user_id: int
 
 
-Command = Sit | Leave | AddBot | Ready | Start | Act | Present | Expire | Release
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Staff close the table: between games at once, everyone stood up; during a game when it ends."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reopen:
+    """Staff open a closed table again (or keep open one that was to close after its game)."""
+
+
+Command = Sit | Leave | AddBot | Ready | Start | Act | Present | Expire | Release | Close | Reopen
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +280,7 @@ def decide(
     expected = getattr(command, "expected", None)
     if expected is not None and expected != table.version:
         raise Refused("stale_version", "The table has moved on since you looked; here is its state now.")
-    if table.status == CLOSED and not isinstance(command, Expire | Present | Release):
+    if table.status == CLOSED and not isinstance(command, Expire | Present | Release | Close | Reopen):
         raise Refused("table_closed", "This table is closed.")
     _refuse_barred(table, command)
     match command:
@@ -273,6 +302,10 @@ def decide(
             outcome = _expire(table, command, now, grace_seconds)
         case Release():
             outcome = _release(table, command)
+        case Close():
+            outcome = _close(table)
+        case Reopen():
+            outcome = _reopen(table)
         case _:
             raise Refused("bad_message", "Unknown command.")
     if outcome is None:
@@ -308,13 +341,29 @@ def _with_deadlines(
     else:
         seconds = bot_seconds if new.seats[seat].robot else new.turn_seconds
         turn = now + timedelta(seconds=seconds)
+    ready = None
+    if _ready_check(new):
+        ready = old.ready_deadline if _ready_check(old) else now + timedelta(seconds=READY_SECONDS)
     graces = [_grace_end(s, grace_seconds) for s in new.seats if _in_grace(new, s)]
-    times = [t for t in (turn, *graces) if t is not None]
-    return replace(new, turn_deadline=turn, deadline=min(times) if times else None)
+    times = [t for t in (turn, ready, *graces) if t is not None]
+    return replace(new, turn_deadline=turn, ready_deadline=ready, deadline=min(times) if times else None)
 
 
 def _in_grace(table: Table, seat: Seat) -> bool:
-    return seat.gone is not None and not seat.away and table.in_game(seat)
+    """Whether the seat's player is gone and their grace runs: in the game (then the bot takes the seat
+    over), or between games (then the seat is freed)."""
+    if seat.gone is None or seat.away:
+        return False
+    return table.in_game(seat) or (table.status == WAITING and seat.user_id is not None)
+
+
+def _ready_check(table: Table) -> bool:
+    """Whether the table waits between games for unready players while a seat is ready (the ready deadline
+    runs)."""
+    if table.status != WAITING:
+        return False
+    taken = [s for s in table.seats if not s.empty]
+    return any(s.is_ready for s in taken) and any(not s.is_ready for s in taken)
 
 
 def _grace_end(seat: Seat, grace_seconds: float) -> datetime:
@@ -333,6 +382,8 @@ def _with_seat(table: Table, seat: Seat) -> Table:
 
 
 def _sit(table: Table, command: Sit) -> Outcome:
+    if table.closing:
+        raise Refused("table_closed", "This table closes when the game in play ends.")
     if table.seat_of(command.user_id) is not None:
         raise Refused("already_seated", "You already hold a seat here.")
     free = next((seat for seat in table.seats if seat.empty), None)
@@ -367,7 +418,29 @@ def _closed_if_empty(table: Table) -> Table:
     """A table between games that no player holds a seat at closes (its bots leave): it leaves the lobby."""
     if table.status != WAITING or any(seat.user_id is not None for seat in table.seats):
         return table
-    return replace(table, status=CLOSED, seats=tuple(Seat(seat.number) for seat in table.seats))
+    return _closed(table)
+
+
+def _closed(table: Table) -> Table:
+    return replace(
+        table, status=CLOSED, closing=False, seats=tuple(Seat(seat.number) for seat in table.seats)
+    )
+
+
+def _close(table: Table) -> Outcome | None:
+    if table.status == CLOSED or table.closing:
+        return None
+    if table.status == PLAYING:
+        return Outcome(replace(table, closing=True))
+    return Outcome(_closed(table), seats_changed=True)
+
+
+def _reopen(table: Table) -> Outcome | None:
+    if table.status == CLOSED:
+        return Outcome(replace(table, status=WAITING))
+    if table.closing:
+        return Outcome(replace(table, closing=False))
+    return None
 
 
 def _add_bot(table: Table, command: AddBot) -> Outcome:
@@ -412,7 +485,7 @@ def _start(table: Table, command: Start) -> Outcome:
     return replace(_deal(table, command), seats_changed=True)
 
 
-def _deal(table: Table, command: Ready) -> Outcome:
+def _deal(table: Table, command: Ready | Expire) -> Outcome:
     """The ready seats play: moved to the front in their order, then the seated players sitting out, then
     the empty seats. The deck comes from the command's server seed and every playing player's seed (bots
     give none). The game is rated only at a rated table and with at least two players: bots carry no rating,
@@ -423,7 +496,8 @@ def _deal(table: Table, command: Ready) -> Outcome:
     seats = tuple(replace(s, number=n) for n, s in enumerate(order))
     table = replace(table, seats=seats)
     players = tuple(s.user_id for s in playing)
-    client_seed = combine_client_seeds([s.seed for s in playing if s.user_id is not None and not s.is_bot])
+    digests = tuple(seed_digests([s.seed for s in playing if s.user_id is not None and not s.is_bot]))
+    client_seed = client_seed_of(list(digests))
     server_seed = table.next_server_seed
     deck = shuffled_deck(server_seed=server_seed, client_seed=client_seed)
     same_players = table.game is not None and table.game.players == players
@@ -439,6 +513,7 @@ def _deal(table: Table, command: Ready) -> Outcome:
         server_seed=server_seed,
         server_seed_hash=seed_hash(server_seed),
         client_seed=client_seed,
+        seed_digests=digests,
         stake=table.stake,
         rated=table.rated and sum(user is not None for user in players) >= 2,
         match=match,
@@ -489,9 +564,12 @@ def _present(table: Table, command: Present, now: datetime) -> Outcome | None:
 
 def _expire(table: Table, command: Expire, now: datetime, grace_seconds: float) -> Outcome | None:
     """The timer of `command.version` rang: players whose grace is over go away (the bot takes their seat),
-    and if the turn deadline passed the table moves for the seat to act."""
+    and if the turn deadline passed the table moves for the seat to act. Between games: see
+    `_expire_waiting`."""
     if command.version != table.version:
         return None
+    if table.status == WAITING:
+        return _expire_waiting(table, command, now, grace_seconds)
     seats = tuple(
         replace(s, away=True) if _in_grace(table, s) and _grace_end(s, grace_seconds) <= now else s
         for s in table.seats
@@ -504,6 +582,28 @@ def _expire(table: Table, command: Expire, now: datetime, grace_seconds: float) 
         action = bot.choose(table.game.state, seat) if robot else timeout_action(table.game.state, seat)
         return _played(after, seat, action, by_bot=True, seats_changed=changed)
     return Outcome(after, seats_changed=True) if changed else None
+
+
+def _expire_waiting(table: Table, command: Expire, now: datetime, grace_seconds: float) -> Outcome | None:
+    """Between games: players gone past their grace stand up, and so do the unready once the ready deadline
+    passed; then, if every seat left is ready (two at least), the game is dealt."""
+    late = table.ready_deadline is not None and table.ready_deadline <= now
+
+    def stands_up(seat: Seat) -> bool:
+        if seat.user_id is None:
+            return False
+        return (_in_grace(table, seat) and _grace_end(seat, grace_seconds) <= now) or (
+            late and not seat.ready
+        )
+
+    seats = tuple(Seat(seat.number) if stands_up(seat) else seat for seat in table.seats)
+    if seats == table.seats:
+        return None
+    after = _closed_if_empty(replace(table, seats=seats))
+    taken = [s for s in after.seats if not s.empty]
+    if after.status == WAITING and len(taken) >= 2 and all(s.is_ready for s in taken) and command.fresh_seed:
+        return replace(_deal(after, command), seats_changed=True)
+    return Outcome(after, seats_changed=True)
 
 
 def timeout_action(state: GameState, seat: int) -> dict:
@@ -525,11 +625,10 @@ def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_change
         return Outcome(replace(table, game=game), logged=logged, seats_changed=seats_changed)
     game = replace(game, payouts=settle(game))
     seats = tuple(
-        Seat(seat.number) if seat.away else replace(seat, ready=False, seed="", gone=None)
-        for seat in table.seats
+        Seat(seat.number) if seat.away else replace(seat, ready=False, seed="") for seat in table.seats
     )
     ended = replace(table, game=game, status=WAITING, match=record_game(game.match, state), seats=seats)
-    ended = _closed_if_empty(ended)
+    ended = _closed(ended) if table.closing else _closed_if_empty(ended)
     changed = seats_changed or ended.seats != table.seats
     return Outcome(ended, logged=logged, settled=True, seats_changed=changed)
 

@@ -72,6 +72,7 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
             "number": game.number,
             "seed_hash": game.server_seed_hash,
             "client_seed": game.client_seed,
+            "seed_digests": list(game.seed_digests),
             "server_seed": game.server_seed if game.state.finished else None,
             "pot": game.stake * sum(user is not None for user in game.players),
             "payouts": list(game.payouts),

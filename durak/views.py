@@ -6,7 +6,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 
 from cards.errors import Refused
 from durak import exports, services
@@ -15,9 +17,9 @@ from durak.engine import Match, shuffled_deck, start_game, view_for
 from durak.engine.game import apply
 from durak.engine.rules import VARIANTS
 from durak.forms import OpenDurakTableForm
-from durak.models import GAME, DurakGame, DurakTable
+from durak.models import GAME, DurakGame, DurakTable, Status
 from durak.view import table_view
-from live import chat
+from live import chat, private
 
 
 @login_required
@@ -34,17 +36,32 @@ def open_table(request):
 
 
 def table(request, table_id: int):
+    token = private.token_of(request, game=GAME, table_id=table_id)
+    row = services.visible_table(table_id, user=request.user, token=token)
+    if row is None:
+        raise Http404("No such Durak table, or it is private.")
     try:
         loaded = load(table_id)
     except DurakTable.DoesNotExist:
         raise Http404("No such Durak table.") from None
     user_id = request.user.pk if request.user.is_authenticated else None
+    invite = reverse("durak_join", args=[row.private_token]) if row.is_private else None
     context = {
         "view": table_view(loaded, user_id),
-        "ws_url": f"/ws/durak/{table_id}/",
+        "ws_url": f"/ws/durak/{table_id}/" + (f"?{urlencode({'token': token})}" if token else ""),
+        "invite_url": request.build_absolute_uri(invite) if invite else None,
         **chat.panel(game=GAME, table_id=table_id),
     }
     return render(request, "durak/table.html", context)
+
+
+def join(request, token: str):
+    """A private table's invitation link: remember the token for this browser, then show the table."""
+    found = get_object_or_404(
+        DurakTable.objects.exclude(status=Status.CLOSED), private_token=token, is_private=True
+    )
+    private.remember(request, game=GAME, table_id=found.pk, token=token)
+    return redirect("durak_table", table_id=found.pk)
 
 
 def leaderboard(request):

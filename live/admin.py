@@ -1,8 +1,38 @@
-"""The tables' chat in the admin: read-only (staff read it, filtered by game; lines are never edited)."""
+"""What every game's admin shares: `SecretsAdmin` (fields no list may filter on), and the tables' chat,
+read-only (staff read it, filtered by game; lines are never edited)."""
 
 from django.contrib import admin
+from django.db.models.constants import LOOKUP_SEP
 
 from live.models import ChatLine
+
+
+class SecretsAdmin(admin.ModelAdmin):
+    #: Fields never shown (a game's hands and deck in play, an unrevealed server seed).
+    secret_fields: tuple[str, ...] = ()
+
+    def lookup_allowed(self, lookup, value, request):
+        """A secret field cannot be filtered on either: Django's lists accept a filter on any field of their
+        own model in the address, and a list that shows a row only when a guessed value is right would give
+        the secret away."""
+        if lookup.split(LOOKUP_SEP, 1)[0] in self.secret_fields:
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+
+class QuarantinedFilter(admin.SimpleListFilter):
+    """The tables stopped after repeated failures (`live.quarantine`); reopening clears them."""
+
+    title = "quarantined"
+    parameter_name = "quarantined"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Quarantined"), ("no", "Not quarantined")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(quarantined_at__isnull=self.value() == "no")
+        return queryset
 
 
 @admin.register(ChatLine)

@@ -1,5 +1,8 @@
 """What every live table's row carries, whatever the game: a lease with an epoch (the fencing token), the
-version its owner's writes are fenced by, and the quarantine staff see; and every table's chat lines."""
+version its owner's writes are fenced by, the quarantine staff see, who opened it and whether it is private
+(`live.private`); and every table's chat lines."""
+
+import secrets
 
 from django.conf import settings
 from django.db import models
@@ -18,14 +21,24 @@ class Leased(models.Model):
         abstract = True
 
 
+def new_private_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
 class LiveTable(Leased):
     """A live table of any game (`live.table.TableActor` owns it): its version, which every change moves on
-    and every write of its owner is fenced by, and the quarantine of a table whose commands kept failing
-    (`live.quarantine`): when and why, for staff."""
+    and every write of its owner is fenced by; the quarantine of a table whose commands kept failing
+    (`live.quarantine`): when and why, for staff; who opened it; and its privacy: a private table is in no
+    lobby and is watched only through its invitation link (`private_token`, `live.private`)."""
 
     version = models.PositiveBigIntegerField(default=0, editable=False)
     quarantined_at = models.DateTimeField(null=True, blank=True, editable=False)
     quarantine_reason = models.TextField(blank=True, editable=False)
+    is_private = models.BooleanField(default=False)
+    private_token = models.CharField(max_length=32, unique=True, default=new_private_token, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         abstract = True

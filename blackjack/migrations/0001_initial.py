@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import blackjack.models
+import live.models
 from django.conf import settings
 from django.db import migrations, models
 
@@ -89,7 +89,7 @@ class Migration(migrations.Migration):
                 ('ready_seconds', models.PositiveSmallIntegerField(default=10)),
                 ('is_open', models.BooleanField(default=True, help_text='A closed table takes no new players.')),
                 ('is_private', models.BooleanField(default=False)),
-                ('private_token', models.CharField(default=blackjack.models.new_private_token, editable=False, max_length=32, unique=True)),
+                ('private_token', models.CharField(default=live.models.new_private_token, editable=False, max_length=32, unique=True)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
                 ('version', models.PositiveBigIntegerField(default=0, editable=False)),
                 ('phase', models.CharField(choices=[('waiting', 'Waiting for players'), ('betting', 'Betting'), ('insurance', 'Insurance'), ('playing', 'Playing'), ('dealer', 'Dealer plays'), ('settled', 'Results')], default='waiting', editable=False, max_length=10)),

@@ -1,5 +1,7 @@
 // The Durak table page: buttons carry the message they send (data-send); this adds the version the page shows
-// and sends it on the page's websocket (htmx's ws extension owns the socket). Also the move countdown.
+// and sends it on the page's websocket (htmx's ws extension owns the socket). Also the move countdown, and the
+// player's own seed: drawn here with each ready (or start), so every deck mixes in randomness the server did
+// not choose, and marked among the game's published seed digests once the game is over.
 (function () {
   'use strict';
   var socket = null;
@@ -17,10 +19,41 @@
     if (banner) { banner.hidden = false; }
   });
 
+  var page = document.querySelector('[data-table-id]');
+  var seedKey = 'durak-seed-' + (page ? page.dataset.tableId : '');
+
+  function newSeed() {
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) { return (b < 16 ? '0' : '') + b.toString(16); }).join('');
+  }
+
+  function markOwnSeed() {
+    var seed = window.sessionStorage.getItem(seedKey);
+    var digests = document.querySelectorAll('[data-seed-digest]');
+    if (!seed || !digests.length || !window.crypto.subtle) { return; }
+    window.crypto.subtle.digest('SHA-256', new TextEncoder().encode(seed)).then(function (buffer) {
+      var hex = Array.prototype.map.call(new Uint8Array(buffer), function (b) { return (b < 16 ? '0' : '') + b.toString(16); }).join('');
+      digests.forEach(function (code) {
+        if (code.dataset.seedDigest === hex && !code.classList.contains('is-yours')) {
+          code.classList.add('is-yours');
+          code.insertAdjacentText('afterend', ' (your seed ' + seed + ')');
+        }
+      });
+    });
+  }
+
+  document.addEventListener('htmx:wsAfterMessage', markOwnSeed);
+  markOwnSeed();
+
   document.addEventListener('click', function (event) {
     var button = event.target.closest('[data-send]');
     if (!button) { return; }
     var message = JSON.parse(button.dataset.send);
+    if ((message.action === 'ready' || message.action === 'start') && window.crypto && window.crypto.getRandomValues) {
+      message.seed = newSeed();
+      window.sessionStorage.setItem(seedKey, message.seed);
+    }
     var status = document.getElementById('durak-status');
     if (status && status.dataset.v) { message.v = Number(status.dataset.v); }
     if (socket) { socket.send(JSON.stringify(message)); } else { pending = message; }

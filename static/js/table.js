@@ -350,7 +350,7 @@
     box.addEventListener('change', function () { window.tablePreferences.set(name, key, box.checked); });
   }
 
-  // --- the strategy chart (a dialog, filled by htmx on first opening) and the invite link's copy button ---
+  // --- the strategy chart (a dialog, filled by htmx on first opening) ---
 
   document.addEventListener('click', function (event) {
     if (!event.target.closest) { return; }
@@ -361,14 +361,6 @@
     }
     var closer = event.target.closest('[data-close-dialog]');
     if (closer) { closer.closest('dialog').close(); }
-    var copy = event.target.closest('[data-copy]');
-    if (copy && navigator.clipboard) {
-      var text = document.getElementById(copy.dataset.copy).textContent.trim();
-      navigator.clipboard.writeText(text).then(function () {
-        copy.textContent = 'Copied';
-        window.setTimeout(function () { copy.textContent = 'Copy'; }, 2000);
-      });
-    }
   });
 
   // --- the player's own seed: drawn here, in the browser, after the next shoe's hash is on the page, and sent

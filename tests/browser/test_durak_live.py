@@ -4,6 +4,8 @@ cards and buttons, and sees the result."""
 import pytest
 from playwright.sync_api import expect
 
+from cards.fairness import seed_digests
+from durak.models import DurakGame
 from tests.browser.table_support import make_player, screenshot_dir, snapshot
 from tests.daphne_server import start_daphne
 from tests.durak.live.conftest import open_durak_table
@@ -125,6 +127,11 @@ def test_two_players_get_ready_and_play_with_two_bots_one_on_a_phone(transaction
     expect(status).to_have_attribute("data-status", "playing")
     expect(phone.locator("#durak-status")).to_have_attribute("data-status", "playing")
     expect(phone.locator("#durak-hand .card")).to_have_count(6)
+    # Each browser drew its own seed with its ready, and the deck mixed both (issue 34, item 6).
+    seeds = [page.evaluate(f"sessionStorage.getItem('durak-seed-{table.pk}')") for page in (desk, phone)]
+    assert all(seed and len(seed) == 32 for seed in seeds)
+    game = DurakGame.objects.get(table=table)
+    assert game.seed_digests == seed_digests(seeds)
 
     for _ in range(MOVES):
         if status.get_attribute("data-status") != "playing":

@@ -6,19 +6,22 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cards.errors import Refused
-from cards.fairness import combine_client_seeds
+from cards.fairness import client_seed_of, combine_client_seeds, seed_digests
 from durak.bot import actor as bot_to_act
 from durak.engine import legal_actions, shuffled_deck, start_game
 from durak.table import (
     CLOSED,
     PLAYING,
+    READY_SECONDS,
     WAITING,
     Act,
     AddBot,
+    Close,
     Expire,
     Leave,
     Present,
     Ready,
+    Reopen,
     Seat,
     Sit,
     Start,
@@ -143,6 +146,9 @@ def test_the_deck_is_the_committed_server_seed_and_every_playing_players_seed():
     # Carol, not ready, sits out: her seat gave no seed; the bot gives none.
     mixed = combine_client_seeds(["alice's", "bob's"])
     assert (table.game.server_seed, table.game.client_seed) == (COMMITTED, mixed)
+    # Each player finds their own seed's digest among the published ones (issue 34, item 6).
+    assert table.game.seed_digests == tuple(seed_digests(["bob's", "alice's"]))
+    assert client_seed_of(list(table.game.seed_digests)) == mixed
     dealt = start_game(table.game.match, shuffled_deck(server_seed=COMMITTED, client_seed=mixed))
     assert table.game.state.hands == dealt.hands
     assert table.next_server_seed == fresh  # the seed drawn with the deal is the next game's commitment
@@ -328,3 +334,91 @@ def test_timeouts_alone_finish_a_game():
     table = _play_to_the_end(two_players())
     assert table.game.state.finished
     assert table.status == WAITING
+
+
+# --- nobody holds a table between games (issue 34, item 7) ---
+
+
+def test_between_games_a_player_without_a_socket_loses_the_seat_after_the_grace():
+    table = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), only(ALICE), now=T0)
+    assert table.seat_of(BOB).gone == T0
+    assert table.deadline == T0 + timedelta(seconds=30)
+    assert decide(table, Expire(table.version), T0 + timedelta(seconds=29), grace_seconds=30) is None
+    outcome = decide(table, Expire(table.version), T0 + timedelta(seconds=30), grace_seconds=30)
+    assert outcome.seats_changed
+    freed = outcome.table
+    assert freed.seat_of(BOB) is None
+    assert freed.seat_of(ALICE) is not None
+    assert freed.status == WAITING
+    assert freed.deadline is None
+    # The last player gone: the table closes (and leaves the lobby).
+    alone = run(freed, only(), now=T0 + timedelta(seconds=40))
+    closed = decide(alone, Expire(alone.version), T0 + timedelta(seconds=70), grace_seconds=30).table
+    assert closed.status == CLOSED
+
+
+def test_a_player_who_comes_back_within_the_grace_keeps_the_seat_between_games():
+    table = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), only(ALICE), now=T0)
+    table = run(table, only(ALICE, BOB), now=T0 + timedelta(seconds=10))
+    assert table.seat_of(BOB).gone is None
+    assert table.deadline is None
+
+
+def test_the_unready_stand_up_once_the_ready_deadline_passes():
+    table = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), Sit(CAROL, "Carol"), ready(ALICE))
+    deadline = T0 + timedelta(seconds=READY_SECONDS)
+    assert table.ready_deadline == deadline == table.deadline
+    table = run(table, ready(BOB), now=T0 + timedelta(seconds=5))
+    assert table.ready_deadline == deadline  # it runs from the first ready seat
+    assert decide(table, Expire(table.version), deadline - timedelta(seconds=1)) is None
+    outcome = decide(table, Expire(table.version, fresh_seed="ef" * 32), deadline)
+    # Carol stood up; Alice and Bob, both ready, play.
+    assert outcome.started
+    assert outcome.table.seat_of(CAROL) is None
+    assert outcome.table.status == PLAYING
+    assert outcome.table.game.players == (ALICE, BOB)
+    assert outcome.table.next_server_seed == "ef" * 32
+    assert outcome.table.ready_deadline is None
+
+
+def test_a_lone_ready_player_beside_an_idle_one_keeps_the_seat_and_waits():
+    table = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), ready(ALICE))
+    deadline = table.ready_deadline
+    outcome = decide(table, Expire(table.version, fresh_seed="ef" * 32), deadline)
+    assert not outcome.started
+    assert outcome.table.seat_of(BOB) is None
+    assert outcome.table.seat_of(ALICE).ready
+    assert outcome.table.ready_deadline is None  # nobody unready left: nothing to wait for
+
+
+def test_after_a_game_with_a_bot_the_players_have_the_ready_deadline_to_play_again():
+    table = _play_to_the_end(run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), start(ALICE)))
+    assert table.status == WAITING
+    assert table.ready_deadline is not None  # the bot is ready at once
+
+
+# --- staff close and reopen a table ---
+
+
+def test_staff_close_a_table_between_games_at_once():
+    table = run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), Close())
+    assert table.status == CLOSED
+    assert all(seat.empty for seat in table.seats)
+    refused(table, Sit(BOB, "Bob"), "table_closed")
+    table = run(table, Reopen())
+    assert table.status == WAITING
+    assert run(table, Sit(BOB, "Bob")).seat_of(BOB) is not None
+
+
+def test_staff_close_a_table_in_a_game_when_the_game_ends():
+    table = run(two_players(), Close())
+    assert table.status == PLAYING
+    assert table.closing
+    refused(table, Sit(CAROL, "Carol"), "table_closed")
+    assert decide(table, Close(), T0) is None  # closing already
+    ended = _play_to_the_end(table)
+    assert ended.status == CLOSED
+    assert all(seat.empty for seat in ended.seats)
+    kept = _play_to_the_end(run(two_players(), Close(), Reopen()))
+    assert kept.status == WAITING
+    assert not kept.closing

@@ -235,6 +235,10 @@ def test_an_idle_actor_with_a_game_in_play_keeps_its_timer(open_durak, alice, se
     actor.evict()
     assert durak_actor.DurakActor.actors.get(table.pk) is actor  # the turn timer still has to ring here
     play_out(actor, {actor.state.seat_of(alice.pk).number: alice})
+    assert actor.state.ready_deadline is not None  # the bot is ready: Alice has a minute to be ready too
+    actor.evict()
+    assert durak_actor.DurakActor.actors.get(table.pk) is actor
+    actor.handle(Leave(alice.pk))  # the table closes: no timer left
     actor.evict()
     assert table.pk not in durak_actor.DurakActor.actors
 
