@@ -43,9 +43,12 @@ coverage: $(STAMP)
 run-cluster: $(STAMP)
 	N=$(or $(N),2) bash scripts/run-cluster.sh
 
+## make lint: ruff, the import contracts (pyproject.toml's [tool.importlinter]) and mypy
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .

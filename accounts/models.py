@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.avatars import AVATAR_CHOICES, DEFAULT_AVATAR, avatar_static_path
-from cardroom.append_only import AppendOnlyModel
+from storage.append_only import AppendOnlyModel
 
 DISPLAY_NAME_MAX_LENGTH = 40
 # Besides letters, combining marks and digits of any script: a space and a few harmless punctuation marks. No

@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from accounts import selectors, sockets
 from accounts.models import LedgerEntry, Wallet
-from cardroom.batch import Batch, ModelStatement, Statement, returning, returning_together
+from storage.batch import Batch, ModelStatement, Statement, returning, returning_together
 
 # No single movement is anywhere near this; it keeps every sum far inside a 64-bit integer.
 MAX_AMOUNT = 10**12

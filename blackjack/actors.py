@@ -30,11 +30,11 @@ from blackjack import flow, viewmodel
 from blackjack.models import GAME, Phase, Seat, Table
 from blackjack.services import actions, load, quarantine, store
 from blackjack.services.load import Loaded, RoundBroken
-from cardroom.batch import sends_together
 from cards.errors import Refused
 from live import fanout
 from live.table import Behind, Stale
 from live.table import TableActor as LiveTableActor
+from storage.batch import sends_together
 
 # The table row moves from the version in memory to the outcome's, or nothing is written: the first statement
 # of every commit (the ORM's update costs more CPU than the rest of the statement's trip). The epoch is the

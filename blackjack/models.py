@@ -15,10 +15,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from blackjack.engine.rules import RuleSet
-from cardroom.append_only import AppendOnlyModel
 from cards.errors import Refused
 from cards.fairness import new_server_seed
 from live.models import LiveTable
+from storage.append_only import AppendOnlyModel
 
 #: The game's name on the site: its tables' floats and ledger rows carry it (`live.games`).
 GAME = "blackjack"

@@ -103,7 +103,7 @@ if DATABASE_URL:
         # Parameters bound by the server, and every statement run twice on a connection prepared: PostgreSQL
         # then parses and plans the hot statements of an action once per connection, not on every run (its
         # CPU an action halved in tools/benchmarks/action_cost.py). Pooled connections keep their prepared
-        # statements. `cardroom.batch` pipelines statements to send several in one round trip. No
+        # statements. `storage.batch` pipelines statements to send several in one round trip. No
         # transaction-pooling proxy (PgBouncer in transaction mode) may sit in between.
         DATABASES["default"]["OPTIONS"] = {
             "server_side_binding": True,

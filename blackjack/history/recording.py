@@ -19,8 +19,8 @@ from blackjack.history.coach import Decision, analyse
 from blackjack.history.records import Mistake, Period, PeriodStats, PlayerRound, PlayerStats, RoundResult
 from blackjack.history.replay import replay_round, state_for_storage
 from blackjack.models import ActionLog, Round
-from cardroom.batch import Batch, ModelStatement
 from cards.errors import Refused
+from storage.batch import Batch, ModelStatement
 
 logger = logging.getLogger(__name__)
 

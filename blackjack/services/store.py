@@ -22,9 +22,9 @@ from blackjack.history import recording as history
 from blackjack.models import GAME, ActionLog, Round, Seat, Shoe, Table, TableEvent
 from blackjack.services import floats
 from blackjack.services.load import SEAT_COLUMNS, Loaded, RoundBroken, begin, dump_engine, seat_values
-from cardroom.batch import Batch, ModelStatement
 from cards.errors import Refused
 from live import fanout
+from storage.batch import Batch, ModelStatement
 
 logger = logging.getLogger(__name__)
 

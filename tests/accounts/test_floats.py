@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from accounts import services
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
-from cardroom.batch import Batch
+from storage.batch import Batch
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from accounts import services
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry, Wallet
-from cardroom.append_only import AppendOnlyError
-from cardroom.batch import Batch
+from storage.append_only import AppendOnlyError
+from storage.batch import Batch
 
 pytestmark = pytest.mark.django_db
 

@@ -69,7 +69,7 @@ def table(make_table):
 @contextlib.contextmanager
 def round_trips():
     """Yields a list of the round trips to the database made in the block, each the list of the statements
-    it sent: a statement sent on its own, or every statement of one psycopg pipeline (`cardroom.batch`).
+    it sent: a statement sent on its own, or every statement of one psycopg pipeline (`storage.batch`).
     A transaction's BEGIN goes with its first statement; its COMMIT (not a statement here) is one more."""
     trips: list[list[str]] = []
     pipeline = psycopg.Connection.pipeline

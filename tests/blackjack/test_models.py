@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from blackjack.models import ActionLog, RulePreset, Seat, Shoe, Table
-from cardroom.append_only import AppendOnlyError
+from storage.append_only import AppendOnlyError
 from tests.blackjack.conftest import preset_row
 
 pytestmark = pytest.mark.django_db

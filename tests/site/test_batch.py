@@ -1,4 +1,4 @@
-"""Statements sent together (cardroom.batch): the same effects and rows as one by one, in one round trip
+"""Statements sent together (storage.batch): the same effects and rows as one by one, in one round trip
 on PostgreSQL; a failing statement fails the whole; plain SQL of model columns written as the ORM writes."""
 
 from datetime import UTC, datetime
@@ -8,7 +8,7 @@ from django.db import IntegrityError, connection, transaction
 
 from blackjack.engine.rules import PRESETS
 from blackjack.models import RulePreset, Seat, Table, TableEvent
-from cardroom.batch import Batch, ModelStatement, returning_together
+from storage.batch import Batch, ModelStatement, returning_together
 from tests.blackjack.conftest import round_trips
 
 pytestmark = pytest.mark.django_db
