@@ -44,6 +44,7 @@ from durak.table import (
     Present,
     Seat,
     Table,
+    bot_name,
     decide,
     lobby_row_changed,
 )
@@ -128,7 +129,7 @@ class DurakActor(TableActor):
                     finished=True, voided=True, finished_at=timezone.now()
                 )
             DurakSeat.objects.filter(table_id=table_id).update(
-                user=None, is_bot=False, away=False, ready=False, seed="", gone=None
+                user=None, is_bot=False, away=False, ready=False, seed="", gone=None, barred=False
             )
             _close_marked(table_id, reason)
         return True
@@ -185,11 +186,11 @@ def load(table_id: int) -> Table:
             ready=seat.ready,
             seed=seat.seed,
             gone=seat.gone,
-            barred=seat.user_id is not None and seat.user.barred,
+            barred=seat.user_id is not None and (seat.barred or seat.user.barred),
         )
         for seat in DurakSeat.objects.filter(table_id=table_id).select_related("user").order_by("number")
     )
-    seats = tuple(replace(s, name=f"Bot {s.number + 1}") if s.is_bot else s for s in seats)
+    seats = tuple(replace(s, name=bot_name(s.number)) if s.is_bot else s for s in seats)
     game = None
     if row.current_game is not None:
         g = row.current_game
@@ -306,6 +307,7 @@ def _write_seats(before: Table, after: Table) -> None:
                 ready=new.ready,
                 seed=new.seed,
                 gone=new.gone,
+                barred=new.barred,
             )
 
 

@@ -89,6 +89,9 @@ class DurakSeat(models.Model):
     seed = models.CharField(max_length=64, blank=True, default="")
     #: Since when the player's connection has been gone (their grace in a game runs from here).
     gone = models.DateTimeField(null=True, blank=True)
+    #: Staff stood the player up during a game (`durak.table.Release`): the bot plays the seat out and the
+    #: player may not act in it. (A suspended or closed account is barred whatever this says.)
+    barred = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "number"], name="durak_seat_unique")]

@@ -443,6 +443,11 @@ def _reopen(table: Table) -> Outcome | None:
     return None
 
 
+def bot_name(number: int) -> str:
+    """A bot is named after its seat (the table stores no names: a bot moved to another seat is renamed)."""
+    return f"Bot {number + 1}"
+
+
 def _add_bot(table: Table, command: AddBot) -> Outcome:
     if table.seat_of(command.user_id) is None:
         raise Refused("not_seated", "Sit down first to add a bot.")
@@ -452,7 +457,7 @@ def _add_bot(table: Table, command: AddBot) -> Outcome:
     if free is None:
         raise Refused("table_full", "Every seat is taken.")
     return Outcome(
-        _with_seat(table, replace(free, is_bot=True, name=f"Bot {free.number + 1}")), seats_changed=True
+        _with_seat(table, replace(free, is_bot=True, name=bot_name(free.number))), seats_changed=True
     )
 
 
@@ -493,7 +498,7 @@ def _deal(table: Table, command: Ready | Expire) -> Outcome:
     playing = [s for s in table.seats if s.is_ready]
     order = playing + [s for s in table.seats if not s.is_ready and not s.empty]
     order += [s for s in table.seats if s.empty]
-    seats = tuple(replace(s, number=n) for n, s in enumerate(order))
+    seats = tuple(replace(s, number=n, name=bot_name(n) if s.is_bot else s.name) for n, s in enumerate(order))
     table = replace(table, seats=seats)
     players = tuple(s.user_id for s in playing)
     digests = tuple(seed_digests([s.seed for s in playing if s.user_id is not None and not s.is_bot]))
