@@ -119,6 +119,7 @@ def play(state: GameState, rng: random.Random | None = None) -> tuple[GameState,
     actions = []
     while (player := actor(state)) is not None:
         action = choose(state, player, rng)
+        assert action is not None  # the player the game waits for has a move
         state = apply(state, action)
         actions.append(action)
     return state, actions

@@ -283,6 +283,7 @@ def decide(
     if table.status == CLOSED and not isinstance(command, Expire | Present | Release | Close | Reopen):
         raise Refused("table_closed", "This table is closed.")
     _refuse_barred(table, command)
+    outcome: Outcome | None
     match command:
         case Sit():
             outcome = _sit(table, command)
@@ -367,7 +368,9 @@ def _ready_check(table: Table) -> bool:
 
 
 def _grace_end(seat: Seat, grace_seconds: float) -> datetime:
-    return seat.gone + timedelta(seconds=grace_seconds)
+    gone = seat.gone
+    assert gone is not None  # asked only of a seat whose grace runs (`_in_grace`)
+    return gone + timedelta(seconds=grace_seconds)
 
 
 def lobby_row_changed(before: Table, after: Table) -> bool:
@@ -581,10 +584,12 @@ def _expire(table: Table, command: Expire, now: datetime, grace_seconds: float) 
     )
     changed = seats != table.seats
     after = replace(table, seats=seats)
-    seat = table.to_act()
+    seat, game = table.to_act(), table.game
     if seat is not None and table.turn_deadline is not None and table.turn_deadline <= now:
+        assert game is not None  # a seat is to act in a game
         robot = table.seats[seat].robot
-        action = bot.choose(table.game.state, seat) if robot else timeout_action(table.game.state, seat)
+        action = bot.choose(game.state, seat) if robot else timeout_action(game.state, seat)
+        assert action is not None  # the seat to act has a move
         return _played(after, seat, action, by_bot=True, seats_changed=changed)
     return Outcome(after, seats_changed=True) if changed else None
 
@@ -619,12 +624,16 @@ def timeout_action(state: GameState, seat: int) -> dict:
         return {"action": "take", "player": seat}
     if "done" in kinds:
         return {"action": "done", "player": seat}
-    return bot.choose(state, seat)
+    lead = bot.choose(state, seat)
+    assert lead is not None  # the seat whose turn it is has a move
+    return lead
 
 
 def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_changed: bool) -> Outcome:
-    state = apply(table.game.state, action)  # the engine refuses with the site's `Refused`
-    game = replace(table.game, state=state)
+    in_play = table.game
+    assert in_play is not None  # a move is played in the game in play
+    state = apply(in_play.state, action)  # the engine refuses with the site's `Refused`
+    game = replace(in_play, state=state)
     logged = Logged(seat, action, by_bot)
     if not state.finished:
         return Outcome(replace(table, game=game), logged=logged, seats_changed=seats_changed)

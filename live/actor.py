@@ -58,13 +58,17 @@ class Actor:
             self._loop, self._mailbox = loop, asyncio.Queue()
             self._task = loop.create_task(self._serve())
         done = loop.create_future()
-        self._mailbox.put_nowait((work, done))
+        mailbox = self._mailbox
+        assert mailbox is not None  # made with the task above
+        mailbox.put_nowait((work, done))
         return done
 
     async def _serve(self) -> None:
         while True:
+            mailbox = self._mailbox
+            assert mailbox is not None  # made before this task
             try:
-                work, done = await asyncio.wait_for(self._mailbox.get(), self.idle_seconds)
+                work, done = await asyncio.wait_for(mailbox.get(), self.idle_seconds)
             except TimeoutError:
                 self.evict()
                 return
@@ -105,7 +109,9 @@ class Actor:
 
     def _schedule(self, version: int, deadline: datetime) -> None:
         delay = max(0.0, (deadline - timezone.now()).total_seconds())
-        self._timer = self._loop.call_later(delay, self._ring, version, deadline)
+        loop = self._loop
+        assert loop is not None  # a timer is set from the mailbox's task, or by the timer it replaces
+        self._timer = loop.call_later(delay, self._ring, version, deadline)
 
     def _disarm(self) -> None:
         if self._timer is not None:

@@ -271,8 +271,9 @@ class TableConsumer(LiveConsumer):
         """A game's own state of the connection, from the URL's query (`?format=json&...`)."""
 
     async def disconnect(self, code):
-        if getattr(self, "worker", None) is not None:
-            self.worker.cancel()
+        worker = getattr(self, "worker", None)  # unset if the socket closed before `connect` set it
+        if worker is not None:
+            worker.cancel()
         await self._leave()
 
     async def _leave(self) -> None:

@@ -95,7 +95,8 @@ async def _receive(name: str) -> None:
 
 
 async def _serve(layer, message: dict[str, Any]) -> None:
-    handler = _handlers.get(message.get("kind"))
+    kind = message.get("kind")
+    handler = _handlers.get(kind) if kind is not None else None
     if handler is None:
         logger.error("no handler for forwarded commands of kind %r", message.get("kind"))
         answer: dict[str, Any] = {"failed": True}
@@ -142,6 +143,7 @@ async def request(
 def answered(event: dict[str, Any]) -> None:
     """An answer arrived on an asker's channel: hand it to the request waiting for it (none: that request
     gave up waiting, and the answer is dropped)."""
-    waiting = _waiting.get(event.get("id"))
+    request_id = event.get("id")
+    waiting = _waiting.get(request_id) if request_id is not None else None
     if waiting is not None and not waiting.done():
         waiting.set_result(event)

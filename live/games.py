@@ -7,7 +7,33 @@ demo tables) ask the registry and never name a game. A new game is a new app tha
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
+
+
+class ActorClass(Protocol):
+    """What the site's shared parts (`live.clock`, `live.quarantine`) use of a game's table actor class (a
+    `live.table.TableActor` subclass, the class object itself): spelled out here because the registry
+    imports nothing of the runtime. Read-only, so that a game's narrower class attributes match."""
+
+    @property
+    def game(self) -> str: ...
+
+    @property
+    def model(self) -> type[Any]:
+        """The game's table rows: a Django model, which this stdlib-only module cannot name."""
+        ...
+
+    @property
+    def passes(self) -> tuple[type[BaseException], ...]: ...
+
+    def stop(self, *, table_id: int, reason: str) -> bool: ...
+
+    def stop_stuck(self, *, table_id: int, reason: str) -> None: ...
+
+    def renew_leases(self, *, now: datetime | None = None) -> set[int]: ...
+
+    def sweep(self, *, now: datetime | None = None) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +75,7 @@ class Game:
     name: str
     label: str
     #: The game's live table actor (`live.table.TableActor`): its map of actors, lease renewal and sweep.
-    actor: type
+    actor: ActorClass
     #: The shared view part of a table's stored version (an object with its `version`), read from the
     #: database for the viewers of a process that did not commit it (`live.fanout`); raises the table model's
     #: `DoesNotExist`.

@@ -54,7 +54,7 @@ def watch[T](game: str, table_id: int, command: Callable[[], T]) -> T:
     a success, quarantine the table at `FAILURES` in a row and then raise `Quarantined`."""
     try:
         result = command()
-    except (Refused, OwnedElsewhere, *games.get(game).actor.passes):
+    except _passed(game):
         raise
     except Exception as error:
         notice = failed(game, table_id, error)
@@ -63,6 +63,12 @@ def watch[T](game: str, table_id: int, command: Callable[[], T]) -> T:
         raise
     succeeded(game, table_id)
     return result
+
+
+def _passed(game: str) -> tuple[type[BaseException], ...]:
+    """The exceptions of a command of `game` that are not its table's fault: a refusal, a lease another
+    process holds, and what the game passes (a function: mypy cannot read a starred tuple in an `except`)."""
+    return (Refused, OwnedElsewhere, *games.get(game).actor.passes)
 
 
 def succeeded(game: str, table_id: int) -> None:

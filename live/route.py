@@ -23,7 +23,7 @@ A game says, on its `Route` subclass: `kind` (its commands' kind on an owner's c
 """
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
@@ -32,6 +32,9 @@ from django.db import Error as DatabaseFailure
 from cards.errors import Refused
 from live import fanout, forward, lease, process
 from live.lease import OwnedElsewhere
+
+if TYPE_CHECKING:
+    from live.table import TableActor
 
 #: A command is passed on at most this many times when the owner it was sent to says another owns the table.
 MAX_HOPS = 3
@@ -48,7 +51,7 @@ class Route:
     did not answer, or said another owns the table)."""
 
     kind: ClassVar[str]
-    actor: ClassVar[type]
+    actor: ClassVar[type["TableActor"]]
 
     def __init__(self, key: int, reply_to: str) -> None:
         self.key = key

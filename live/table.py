@@ -21,7 +21,7 @@ called by the clock: `live.clock`)."""
 import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
 from django.db import transaction
@@ -32,6 +32,9 @@ from live import lease, quarantine
 from live.clock import claim, renew_held, unowned
 from live.lease import OwnedElsewhere
 from live.presence import Connections, CountingActor
+
+if TYPE_CHECKING:
+    from live.models import LiveTable
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +59,7 @@ class TableActor(CountingActor):
 
     #: The game's name in the registry (`live.games`) and its table rows.
     game: ClassVar[str]
-    model: ClassVar[type]
+    model: ClassVar[type["LiveTable"]]
     #: Exceptions of a command that are not the table's fault (they do not count towards quarantine).
     passes: ClassVar[tuple[type[BaseException], ...]] = ()
     #: The game's actors in this process, by table id (each subclass gets a map of its own).

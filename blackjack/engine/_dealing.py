@@ -108,7 +108,9 @@ def close_window(state: RoundState) -> None:
 
 def advance(state: RoundState) -> None:
     """Move the turn to the next hand awaiting a decision, or let the dealer play when there is none."""
-    start_seat, start_hand = state.turn_seat, state.turn_hand
+    turn = state.turn
+    assert turn is not None  # the turn moves on from the hand that had it
+    start_seat, start_hand = turn
     for number, seat in state.seats.items():
         if number < start_seat:
             continue
@@ -252,7 +254,9 @@ def settle(state: RoundState) -> None:
             elif status == CHARLIE:
                 result, payout = "charlie", 2 * bet
             elif status == SUITED_678:
-                bonus_num, bonus_den = rules.suited_678_ratio
+                bonus = rules.suited_678_ratio
+                assert bonus is not None  # a hand is marked a suited 6-7-8 only with the bonus on
+                bonus_num, bonus_den = bonus
                 result, payout = "win", bet + bet * bonus_num // bonus_den
             else:
                 total = hand.total

@@ -7,7 +7,8 @@ SHA-256("simulate:{S}:{k}") (hex), client seed "simulate", nonces 0, 1, 2, ... I
 
 import hashlib
 import struct
-from dataclasses import dataclass, fields
+from dataclasses import Field, dataclass, fields
+from typing import Any, ClassVar
 
 from cards.errors import Refused
 
@@ -21,6 +22,10 @@ CLIENT_SEED = "simulate"
 
 
 class _Sums:
+    """Figures that add up field by field: the base of dataclasses of integer sums."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # each subclass is a dataclass
+
     def add(self, other: "_Sums") -> None:
         for field in fields(self):
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
@@ -166,7 +171,10 @@ def play_round(strategy: Strategy, cards: tuple[str, ...], position: int, number
     up = state.dealer_cards[0] if state.dealer_cards else None
     seats = state.seats
     while state.phase == "playing":
-        number, hand_index = state.turn
+        turn = state.turn
+        assert turn is not None  # a hand is played on its turn
+        assert up is not None  # after the deal
+        number, hand_index = turn
         action = decide(seats[number].hands[hand_index].cards, up, allowed_actions(state, number))
         apply_in_place(state, _action(action, number, hand_index))
     return state

@@ -152,8 +152,9 @@ def allowed_actions(state: RoundState, seat: int) -> list[str]:
         return ["bet", "sit_out"]
     if phase == INSURANCE:
         return list(seat_state.offers)
-    if phase == PLAYING and state.turn_seat == seat:
-        return _hand_actions(state.rules, seat_state, seat_state.hands[state.turn_hand])
+    turn = state.turn
+    if phase == PLAYING and turn is not None and turn[0] == seat:
+        return _hand_actions(state.rules, seat_state, seat_state.hands[turn[1]])
     return []
 
 
@@ -266,7 +267,9 @@ def _split(state: RoundState, action: dict[str, Any]) -> None:
     hand.hard = CARD_VALUES[hand.cards[0]]
     hand.has_ace = hand.hard == 1
     hand.split = True
-    seat.hands.insert(state.turn_hand + 1, Hand([second], seat.bet, split=True))
+    turn = state.turn
+    assert turn is not None  # `_turn_hand` refused a split out of turn
+    seat.hands.insert(turn[1] + 1, Hand([second], seat.bet, split=True))
     seat.stake += seat.bet
     take_split_card(state, seat, hand)
     if hand.status != ACTIVE:
@@ -334,6 +337,7 @@ def _turn_hand(state: RoundState, action: dict[str, Any], what: str) -> tuple[Se
         raise Refused("bad_message", "hand must be a hand number (0 for the first hand)")
     if seat.number != state.turn_seat or index != state.turn_hand:
         raise Refused("not_your_turn", f"it is not the turn of seat {seat.number}, hand {index}")
+    assert index is not None  # the turn's hand: the seat has the turn
     return seat, seat.hands[index]
 
 
@@ -368,4 +372,7 @@ def _can_surrender(rules: RuleSet, seat: Seat, hand: Hand) -> bool:
 
 
 def _current_hand(state: RoundState) -> Hand:
-    return state.seats[state.turn_seat].hands[state.turn_hand]
+    turn = state.turn
+    assert turn is not None  # asked only while a hand is played
+    seat, hand = turn
+    return state.seats[seat].hands[hand]

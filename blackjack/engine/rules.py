@@ -60,7 +60,10 @@ class RuleSet:
 
     def __post_init__(self) -> None:
         self.validate()
-        # Parsed once: the round reads these on every settlement.
+        # Parsed once: the round reads these on every settlement. Declared here, not as fields: they are no
+        # part of the rules' values (fields, equality, `to_dict`).
+        self._blackjack_ratio: tuple[int, int]
+        self._suited_678_ratio: tuple[int, int] | None
         object.__setattr__(self, "_blackjack_ratio", parse_ratio(self.blackjack_payout))
         bonus = None if self.suited_678_bonus is None else parse_ratio(self.suited_678_bonus)
         object.__setattr__(self, "_suited_678_ratio", bonus)
@@ -130,7 +133,8 @@ class RuleSet:
         # types, so that 1 and True stay apart) is returned again; rule sets are immutable.
         try:
             key = tuple(sorted((name, type(value), value) for name, value in data.items()))
-            return _built(cls, key)
+            # mypy reads the frozen dataclass's instance `__hash__` as the class's own: a class is hashable.
+            return _built(cls, key)  # type: ignore[arg-type]
         except TypeError:  # a value that cannot be part of a key (a list), refused as it is built here
             return cls(**data)
 

@@ -212,11 +212,13 @@ def _tables(rules: RuleSet) -> _Tables:
             total, soft = best_total(hard, has_ace)
             two_cards.setdefault((up, total, soft, 2), values[(up, total, soft, 3)])
         values.update(two_cards)
-    rankings = {
-        key: tuple(sorted(options, key=lambda action, options=options: -options[action]))
-        for key, options in values.items()
-    }
+    rankings = {key: _ranked(options) for key, options in values.items()}
     return _Tables(rankings, values, deals)
+
+
+def _ranked(options: dict[str, float]) -> tuple[str, ...]:
+    """The actions, best first (equal values in the order of `options`)."""
+    return tuple(sorted(options, key=lambda action: -options[action]))
 
 
 # Every hand state after a hit: hard totals 4..21 and soft totals 12..21 (hard 2..11 with an ace).
@@ -241,7 +243,7 @@ def _two_card_values(
     """
     sums: dict[tuple, dict[str, float]] = {}
     weights: dict[tuple, float] = {}
-    deals = []
+    deals: list[tuple[float, tuple | None, dict[str, float], float]] = []
     for first in range(1, 11):
         for second in range(first, 11):
             left = counts[second - 1] - (first == second)
@@ -253,6 +255,7 @@ def _two_card_values(
             if hard == 11 and has_ace:
                 deals.append((weight, None, {}, model.p_blackjack))  # a blackjack is not played
                 continue
+            key: tuple[int, str, int] | tuple[int, int, bool, int]
             if first == second:
                 key = (up, "pair", first)
                 options = model.values(hard, has_ace, 2, first)
@@ -270,7 +273,7 @@ def _two_card_values(
         key: {action: ev / weights[key] for action, ev in options.items()} for key, options in sums.items()
     }
     all_weights = sum(deal[0] for deal in deals)
-    return averaged, [(weight / all_weights, *rest) for weight, *rest in deals]
+    return averaged, [(weight / all_weights, key, options, p_bj) for weight, key, options, p_bj in deals]
 
 
 def _option_values(
@@ -286,7 +289,9 @@ def _option_values(
         losses["double"] = 2.0 if extra_bets_lost else 1.0
     if hand.split is not None:
         conditional["split"] = hand.split
-        losses["split"] = hand.split_wager if extra_bets_lost else 1.0
+        split_wager = hand.split_wager
+        assert split_wager is not None  # computed with the split's value
+        losses["split"] = split_wager if extra_bets_lost else 1.0
     surrender = two_cards and rules.surrender != "none"
     if rules.dealer_peek and rules.surrender != "early":
         if surrender:
@@ -322,7 +327,9 @@ def recommend(
         if "surrender" in allowed and strategy.surrenders_early(hands[0].cards, up):
             return "surrender"
         return "decline"
-    turn_hand = state.turn[1]
+    turn = state.turn
+    assert turn is not None  # while playing, a seat has legal actions only on its turn
+    turn_hand = turn[1]
     if hand is not None and hand != turn_hand:
         return None
     return strategy.decide(hands[turn_hand].cards, up, allowed)

@@ -98,8 +98,7 @@ def _run(work: Work, command: Command) -> bool:
     match command:
         case Act(player=player, action=action, expected_version=expected):
             kind = action.get("action") if isinstance(action, dict) else None
-            handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-            if handler is None:
+            if not isinstance(kind, str) or (handler := _HANDLERS.get(kind)) is None:
                 raise Refused("bad_message", f"Unknown action {kind!r}.")
             if kind != "leave" and player.barred:
                 raise Refused("suspended", "Your account is suspended or closed: you cannot play.")

@@ -277,6 +277,7 @@ def settle(work: Work) -> None:
         if not seat_state.stake:
             continue
         player = work.owner(number)
+        assert player is not None  # a seat with a stake is freed only after the round is settled
         if seat_state.returned:
             pushes = all(hand.result == "push" for hand in seat_state.hands) and not seat_state.insurance
             payments.append(
@@ -325,8 +326,10 @@ def settle(work: Work) -> None:
 def void(work: Work, command: Void) -> bool:
     """Void a round that cannot go on: refund every net stake, retire its shoe (its position is unknown) and,
     if it is the table's current round, open the next one. False if the round was over already."""
-    current = work.round is not None and work.round.id == command.round.id
-    rnd = work.round if current else command.round.copy(command.round.shoe.copy())
+    rnd = work.table.round
+    current = rnd is not None and rnd.id == command.round.id
+    if rnd is None or not current:
+        rnd = command.round.copy(command.round.shoe.copy())
     if rnd.is_over:
         return False
     refunds = sorted(command.refunds.items())

@@ -50,17 +50,23 @@ class Work:
     # --- the table's parts -------------------------------------------------------------------------------
 
     @property
-    def round(self) -> RoundInfo | None:
-        return self.table.round
+    def round(self) -> RoundInfo:
+        """The table's round, read by the steps that run only while the table has one (`table.round` may be
+        None)."""
+        rnd = self.table.round
+        assert rnd is not None, "the table has no round"
+        return rnd
 
     @property
-    def engine(self) -> RoundState | None:
-        rnd = self.table.round
-        return rnd.engine if rnd is not None else None
+    def engine(self) -> RoundState:
+        """The engine's state of the round under way (`in_round`), read by the steps that play it."""
+        engine = self.round.engine
+        assert engine is not None, "the round's engine state is not loaded"
+        return engine
 
     @engine.setter
-    def engine(self, value: RoundState | None) -> None:
-        self.table.round.engine = value
+    def engine(self, value: RoundState) -> None:
+        self.round.engine = value
 
     @property
     def seats(self):
@@ -92,13 +98,15 @@ class Work:
         self.out.events.append(Event(kind, text[:200], rnd or self.table.round))
 
     def log(self, action: dict[str, Any], *, player: Player | None = None, seat: int | None = None) -> None:
-        rnd = self.table.round
+        rnd = self.round
         rnd.logged += 1
         row = LogRow(rnd, rnd.logged, player.id if player else None, seat, action, self.table.version + 1)
         self.out.logs.append(row)
 
     def move(self, number: int, amount: int, memo: str) -> None:
-        self.out.moves.append(Move(self.owner(number).id, amount, memo, self.table.round))
+        player = self.owner(number)
+        assert player is not None  # chips move for a seat in the round, held until the round is settled
+        self.out.moves.append(Move(player.id, amount, memo, self.round))
 
     def touch_shoe(self, shoe: ShoeInfo) -> None:
         if all(shoe is not other for other in self.out.shoes):

@@ -103,6 +103,7 @@ def _lowest(hands: tuple[tuple[str, ...], ...], trump_suit: str) -> int:
             key = (card[1] != trump_suit, RANK_ORDER[card[0]], SUITS.index(card[1]))
             if best is None or key < best[0]:
                 best = (key, seat)
+    assert best is not None  # every hand is dealt cards
     return best[1]
 
 
@@ -111,14 +112,16 @@ def apply(state: GameState, action: Any) -> GameState:
     name, player, card, target = _parse(state, action)
     if state.finished:
         raise Refused("game_over", "the game is over")
-    if name == "attack":
-        return _attack(state, player, card)
-    if name == "beat":
-        return _beat(state, player, card, target)
     if name == "take":
         return _take(state, player)
     if name == "done":
         return _done(state, player)
+    assert card is not None  # `_parse` refuses an attack, a beat or a transfer without its card
+    if name == "attack":
+        return _attack(state, player, card)
+    if name == "beat":
+        assert target is not None  # and a beat without its target
+        return _beat(state, player, card, target)
     return _transfer(state, player, card)
 
 
