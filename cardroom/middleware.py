@@ -1,6 +1,7 @@
 """Site-wide request checks that run before any view, the answer to a request that found the database's
 connections all busy, and the websocket handshake's Origin check."""
 
+import asyncio
 import logging
 from urllib.parse import urlsplit
 
@@ -76,6 +77,47 @@ class BusyDatabaseMiddleware(MiddlewareMixin):
         response = HttpResponse(loader.render_to_string("503.html"), status=503)
         response["Retry-After"] = str(BUSY_RETRY_AFTER_SECONDS)
         return response
+
+
+class PageShare:
+    """ASGI middleware: at most `PAGE_CONCURRENCY` HTTP requests of this process are served at once; the
+    others wait their turn here, on the event loop, holding no thread and no database connection, for up to
+    `DB_POOL_TIMEOUT` seconds, then get the busy page (503, Retry-After). The rest of the pool
+    (`DB_POOL_RUNTIME_SHARE`) is left to the live tables, whose commands a burst of pages then never makes
+    wait for a connection (a burst of 100 GETs had every connection busy and the tables' commands queued
+    behind them). Websockets and the lifespan pass through."""
+
+    def __init__(self, application, *, limit: int | None = None, wait: float | None = None) -> None:
+        self.application = application
+        self.limit = limit if limit is not None else settings.PAGE_CONCURRENCY
+        self.wait = wait if wait is not None else settings.DB_POOL_TIMEOUT
+        self._permits: asyncio.Semaphore | None = None
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or self.limit is None:
+            return await self.application(scope, receive, send)
+        if self._permits is None:  # made on the server's loop
+            self._permits = asyncio.Semaphore(self.limit)
+        try:
+            await asyncio.wait_for(self._permits.acquire(), self.wait)
+        except TimeoutError:
+            logger.warning("%s pages at once: %s %s answered 503", self.limit, scope["method"], scope["path"])
+            return await _busy(send)
+        try:
+            return await self.application(scope, receive, send)
+        finally:
+            self._permits.release()
+
+
+async def _busy(send) -> None:
+    body = loader.render_to_string("503.html").encode()
+    headers = [
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"retry-after", str(BUSY_RETRY_AFTER_SECONDS).encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

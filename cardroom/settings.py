@@ -97,6 +97,12 @@ if env_int("CONN_MAX_AGE", 0) != 0:
 DB_POOL_MIN_SIZE = max(1, env_int("DB_POOL_MIN_SIZE", 2))
 DB_POOL_MAX_SIZE = max(DB_POOL_MIN_SIZE, env_int("DB_POOL_MAX_SIZE", 10))
 DB_POOL_TIMEOUT = max(1, env_int("DB_POOL_TIMEOUT", 10))
+#: The pool's connections kept for the live tables (their actors' and sockets' database thread, the clock):
+#: at most DB_POOL_MAX_SIZE minus these serve pages at once, so a burst of page requests never makes a
+#: table's command wait for a connection (`cardroom.middleware.PageShare`; PostgreSQL only).
+DB_POOL_RUNTIME_SHARE = min(max(1, env_int("DB_POOL_RUNTIME_SHARE", 3)), DB_POOL_MAX_SIZE - 1)
+#: Pages this process serves at once (None: no bound, without a pool).
+PAGE_CONCURRENCY: int | None = None
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
@@ -114,6 +120,7 @@ if DATABASE_URL:
             "options": "-c idle_in_transaction_session_timeout=5000",
             **DATABASES["default"].get("OPTIONS", {}),
         }
+        PAGE_CONCURRENCY = max(1, DB_POOL_MAX_SIZE - DB_POOL_RUNTIME_SHARE)
 else:
     DATABASES = {
         "default": {
