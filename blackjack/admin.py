@@ -32,7 +32,7 @@ from blackjack.models import (
 )
 from cards.errors import Refused
 from live import fanout
-from live.admin import QuarantinedFilter, SecretsAdmin
+from live.admin import OwnedTableAdmin, QuarantinedFilter, SecretsAdmin
 
 # --- rule presets -------------------------------------------------------------------------------------------
 
@@ -237,7 +237,7 @@ class TableForm(forms.ModelForm):
 
 
 @admin.register(Table)
-class TableAdmin(SecretsAdmin):
+class TableAdmin(OwnedTableAdmin, SecretsAdmin):
     secret_fields = ("next_server_seed",)
     form = TableForm
     list_display = [

@@ -1,7 +1,9 @@
-"""What every game's admin shares: `SecretsAdmin` (fields no list may filter on), and the tables' chat,
-read-only (staff read it, filtered by game; lines are never edited)."""
+"""What every game's admin shares: `SecretsAdmin` (fields no list may filter on), `OwnedTableAdmin` (a live
+table's change form, saved by its owner), and the tables' chat, read-only (staff read it, filtered by game;
+lines are never edited)."""
 
 from django.contrib import admin
+from django.contrib.admin.options import csrf_protect_m
 from django.db.models.constants import LOOKUP_SEP
 
 from live.models import ChatLine
@@ -18,6 +20,18 @@ class SecretsAdmin(admin.ModelAdmin):
         if lookup.split(LOOKUP_SEP, 1)[0] in self.secret_fields:
             return False
         return super().lookup_allowed(lookup, value, request)
+
+
+class OwnedTableAdmin(admin.ModelAdmin):
+    """The admin of a game's live tables, whose change form hands the change to the table's owner
+    (`live.route.Route.from_sync`): the form is saved outside a transaction (Django's admin saves in one),
+    since the owner commits the change in a transaction of its own and answers, which a transaction of the
+    request would hold up (`live.route.outside_transactions`). What the form writes itself (the admin's log)
+    is committed on its own."""
+
+    @csrf_protect_m
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        return self._changeform_view(request, object_id, form_url, extra_context)
 
 
 class QuarantinedFilter(admin.SimpleListFilter):

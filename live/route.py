@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from django.db import Error as DatabaseFailure
+from django.db import router, transaction
 
 from cards.errors import Refused
 from live import fanout, forward, lease, process
@@ -114,10 +115,12 @@ class Route:
         """A command from synchronous code (a staff edit in the admin, the lobby's one-click seat): sent to
         the owner's process when the table has a live owner (this process included: its receiver applies it
         through the actor), else done by `here` (a write of the game's services, or `TableActor.apply_once`).
-        Raises `Refused` (`unavailable` when the owner does not answer)."""
+        Raises `Refused` (`unavailable` when the owner does not answer). Called outside any transaction when
+        the table has an owner (`outside_transactions`)."""
         owner = lease.holder(cls.actor.model, table_id)
         if owner is None:
             return here()
+        outside_transactions(cls.actor.model)
         try:
             answer = async_to_sync(_ask)(owner, cls.kind, {"table": table_id, **body})
         except forward.Unreachable:
@@ -175,6 +178,21 @@ class Route:
                 self.arrived(version)
             return version
         raise forward.Unreachable(f"{self.kind} {self.key}: its owner moved {MAX_HOPS} times")
+
+
+def outside_transactions(model) -> None:
+    """Raise `RuntimeError` if the caller is in a transaction: a command waits for its owner's answer outside
+    any. The owner commits it in a transaction of its own, on another connection, which waits for what the
+    caller's transaction holds (SQLite's write lock, taken at its BEGIN IMMEDIATE; the rows it wrote on
+    PostgreSQL) while the caller waits for the owner: neither moves until the caller gives up after
+    `forward.REPLY_SECONDS` and rolls back, and then the owner applies the command all the same. (Nor would
+    the owner's commit be undone with the caller's transaction.) Send it after the commit
+    (`transaction.on_commit`), or from a view without a transaction (`live.admin.OwnedTableAdmin`)."""
+    if transaction.get_connection(router.db_for_write(model)).in_atomic_block:
+        raise RuntimeError(
+            f"a command for the owner of a {model._meta.label} row was sent inside a transaction: "
+            "the owner's write would wait for it"
+        )
 
 
 async def _ask(owner: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -178,15 +178,25 @@
   });
 
   // When the turn comes to one of the player's hands, bring it into view if it is not (on a phone the page is
-  // taller than the screen); once per turn, so a player who scrolls away is left alone.
+  // taller than the screen, and the decision bar is fixed over its bottom); once per turn of a hand, so a
+  // player who scrolls away is left alone. Each hand of a split is a turn of its own, and so is the first
+  // hand once split: the turn moves within the seat, where a split hand may sit under the bar.
   var shownTurn = null;
+  var reducedMotion = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;
+
+  function turnOf(hand) {
+    var status = document.getElementById('table-status');
+    var hands = [].slice.call(hand.parentNode.children);
+    return [status ? status.dataset.round : '', hand.closest('.seat').dataset.seat,
+      hands.indexOf(hand), hands.length].join(':');
+  }
 
   function showMyTurn() {
     var hand = document.querySelector('#seats .seat-mine .hand-turn');
     if (!hand) { shownTurn = null; return; }
-    var seat = hand.closest('.seat').getAttribute('aria-label');
-    if (seat === shownTurn) { return; }
-    shownTurn = seat;
+    var turn = turnOf(hand);
+    if (turn === shownTurn) { return; }
+    shownTurn = turn;
     // What the sticky status bar (top) and the phone's decision bar (bottom) leave of the screen.
     var status = document.getElementById('table-status');
     var bar = document.querySelector('.decision-bar');
@@ -211,8 +221,29 @@
     } else {
       shift = (box.top + box.bottom) / 2 - (top + bottom) / 2;
     }
-    window.scrollBy({ top: shift, behavior: 'smooth' });
+    // To a place on the page (a smooth scroll still under way would make a relative one fall short).
+    window.scrollTo({
+      top: window.scrollY + shift,
+      behavior: reducedMotion && reducedMotion.matches ? 'auto' : 'smooth',
+    });
   }
+
+  // The bar fixed at a phone's bottom (the decisions, or the bet box) is as tall as its content: the page
+  // keeps that much room under its end (`--fixed-bar-height`, table.css), so nothing is left under the bar.
+  function measureFixedBar() {
+    var height = 0;
+    [].forEach.call(document.querySelectorAll('.decision-bar.is-yours, .bet-group.is-yours'), function (bar) {
+      var style = window.getComputedStyle(bar);
+      if (style.position === 'fixed' && style.display !== 'none') {
+        height = Math.max(height, bar.getBoundingClientRect().height);
+      }
+    });
+    document.documentElement.style.setProperty('--fixed-bar-height', Math.ceil(height) + 'px');
+  }
+
+  window.addEventListener('resize', measureFixedBar);
+  document.addEventListener('change', measureFixedBar);  // the hint checkbox shows or hides the hint in the bar
+  measureFixedBar();
 
   // A refusal floats over the page: it goes at the next update, or after a while if none comes, or on a tap.
   var FLASH_MS = 8000;
@@ -288,6 +319,7 @@
     syncLimits();
     startCountdown();
     scrollChat();
+    measureFixedBar();
     showMyTurn();
     clearFlashSoon();
     noticeLostSeats();
