@@ -40,6 +40,7 @@ from durak.table import (
     Command,
     Expire,
     Game,
+    Logged,
     Outcome,
     Present,
     Seat,
@@ -208,6 +209,7 @@ def load(table_id: int) -> Table:
             rated=g.rated,
             match=Match.from_dict(g.match),
             payouts=tuple(g.payouts),
+            last=_last_move(g.pk),
         )
     return Table(
         id=row.pk,
@@ -297,6 +299,12 @@ def _write(before: Table, outcome: Outcome, epoch: int) -> Table:
     return table
 
 
+def _last_move(game_id: int) -> Logged | None:
+    """The game's last move, from its action log."""
+    row = DurakAction.objects.filter(game_id=game_id).order_by("-version").first()
+    return Logged(row.seat, row.action, row.by_bot) if row is not None else None
+
+
 def _write_seats(before: Table, after: Table) -> None:
     for old, new in zip(before.seats, after.seats, strict=True):
         if old != new:
@@ -353,7 +361,7 @@ def _create_game(table: Table) -> Game:
             except wallet.WalletError:
                 name = table.seats[seat].name
                 raise Refused(
-                    "insufficient_chips", f"{name} cannot cover the stake of {game.stake}."
+                    "insufficient_chips", f"{name} cannot cover the stake of {game.stake:,}."
                 ) from None
     return replace(game, id=row.pk)
 

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, QuerySet, Sum
 
-from accounts import limits
+from accounts import limits, selectors
 from cards.errors import Refused
 from durak import glicko
 from durak.engine.rules import VARIANTS
@@ -45,6 +45,9 @@ def open_table(
             raise Refused("too_many_tables", f"You have {mine} open Durak tables already.")
     if user is not None:
         check_stake(user_id=user.pk, stake=stake)
+        balance = selectors.get_balance(user=user) or 0
+        if stake > balance:
+            raise Refused("insufficient_chips", f"Your {balance:,} chips cannot cover a stake of {stake:,}.")
     with transaction.atomic():
         table = DurakTable.objects.create(
             name=name,

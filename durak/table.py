@@ -92,6 +92,16 @@ class Seat:
 
 
 @dataclass(frozen=True, slots=True)
+class Logged:
+    """The engine action that made the new version, for the action log (and the game's last move,
+    which the players are told)."""
+
+    seat: int
+    action: dict
+    by_bot: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Game:
     number: int
     players: tuple[int | None, ...]
@@ -109,6 +119,8 @@ class Game:
     #: finds their own among them, and the client seed is made of them.
     seed_digests: tuple[str, ...] = ()
     id: int | None = None
+    #: The game's last move (None before the first).
+    last: Logged | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,15 +260,6 @@ Command = Sit | Leave | AddBot | Ready | Start | Act | Present | Expire | Releas
 
 
 @dataclass(frozen=True, slots=True)
-class Logged:
-    """The engine action that made the new version, for the action log."""
-
-    seat: int
-    action: dict
-    by_bot: bool
-
-
-@dataclass(frozen=True, slots=True)
 class Outcome:
     table: Table
     logged: Logged | None = None
@@ -340,14 +343,24 @@ def _with_deadlines(
     elif not moved and old.to_act() == seat and old.seats[seat].robot == new.seats[seat].robot:
         turn = old.turn_deadline
     else:
-        seconds = bot_seconds if new.seats[seat].robot else new.turn_seconds
-        turn = now + timedelta(seconds=seconds)
+        quick = new.seats[seat].robot or _only_done(new, seat)
+        turn = now + timedelta(seconds=bot_seconds if quick else new.turn_seconds)
     ready = None
     if _ready_check(new):
         ready = old.ready_deadline if _ready_check(old) else now + timedelta(seconds=READY_SECONDS)
     graces = [_grace_end(s, grace_seconds) for s in new.seats if _in_grace(new, s)]
     times = [t for t in (turn, ready, *graces) if t is not None]
     return replace(new, turn_deadline=turn, ready_deadline=ready, deadline=min(times) if times else None)
+
+
+def _only_done(table: Table, seat: int) -> bool:
+    """Whether the seat to act can only say it is done (an attacker with no card of a rank on the table): the
+    table then says it for them after the bots' short pause (`timeout_action`), instead of making every
+    other player wait for the click or the turn's time."""
+    game = table.game
+    assert game is not None  # a seat is to act in a game
+    options = legal_actions(game.state, seat)
+    return bool(options) and all(option["action"] == "done" for option in options)
 
 
 def _in_grace(table: Table, seat: Seat) -> bool:
@@ -633,8 +646,8 @@ def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_change
     in_play = table.game
     assert in_play is not None  # a move is played in the game in play
     state = apply(in_play.state, action)  # the engine refuses with the site's `Refused`
-    game = replace(in_play, state=state)
     logged = Logged(seat, action, by_bot)
+    game = replace(in_play, state=state, last=logged)
     if not state.finished:
         return Outcome(replace(table, game=game), logged=logged, seats_changed=seats_changed)
     game = replace(game, payouts=settle(game))

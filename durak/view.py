@@ -54,6 +54,7 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
         "you": {
             "seat": seat,
             "away": mine.away if mine is not None else False,
+            "playing": mine is not None and table.in_game(mine),
             "ready": mine.is_ready if mine is not None else False,
             "opener": user_id is not None and user_id == table.opener,
         },
@@ -66,6 +67,9 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
         # Only the player the game dealt this seat to sees its hand (not who sat there after the game).
         playing = seat is not None and seat < len(game.players) and game.players[seat] == user_id
         player = seat if playing else None
+        # The seat the viewer played this game from, even after leaving it (their result and payout).
+        played = game.players.index(user_id) if user_id is not None and user_id in game.players else None
+        last = game.last
         view["game"] = {
             **view_for(game.state, player),
             "id": game.id,
@@ -76,10 +80,30 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
             "server_seed": game.server_seed if game.state.finished else None,
             "pot": game.stake * sum(user is not None for user in game.players),
             "payouts": list(game.payouts),
+            "played": played,
+            # Each playing seat's player as the game had them (one who left is no longer at the table).
+            "names": [_player_name(table, number, user) for number, user in enumerate(game.players)],
+            "bots": [user is None for user in game.players],
             # What the pot paid this viewer (None: they did not play this game, or it is not over).
-            "paid_you": game.payouts[player] if player is not None and game.payouts else None,
+            "paid_you": game.payouts[played] if played is not None and game.payouts else None,
+            # The last move, which every viewer is told ("Bob beats 7h with 9h"; `by_bot` for a player's
+            # seat: the time ran out, or the bot plays for them).
+            "last": {"seat": last.seat, "action": last.action, "by_bot": last.by_bot} if last else None,
         }
+        allowed = view["game"]["allowed"]
+        if allowed and all(option["action"] == "done" for option in allowed):
+            # Nothing to add: the table says "done" for the player after a bot's pause (`durak.table`), so
+            # no button (a click would race it); `passing` tells the page why.
+            view["game"]["allowed"] = []
+            view["game"]["passing"] = True
     return view
+
+
+def _player_name(table: Table, number: int, user_id: int | None) -> str:
+    seat = table.seats[number] if number < len(table.seats) else None
+    if seat is not None and (seat.user_id == user_id and (user_id is not None or seat.is_bot)):
+        return seat.name
+    return "A bot" if user_id is None else "A player who left"
 
 
 def _in_match(table: Table, seat, passports) -> bool:

@@ -79,6 +79,43 @@ def seat_name(view: dict, seat) -> str:
 
 
 @register.filter
+def player_name(game: dict, seat) -> str:
+    """The name of the player the game dealt `seat` to (one who left since is named as such)."""
+    names = game.get("names") or []
+    return names[seat] if seat is not None and 0 <= seat < len(names) else ""
+
+
+_DID = {"attack": "plays", "beat": "beats", "transfer": "transfers with", "take": "takes", "done": "is done"}
+
+
+@register.filter
+def last_move(view: dict) -> str:
+    """The game's last move in words: "Bob beats 7♥ with 9♥", "Bot 2 takes", and when a player's move was
+    made for them, why (nothing to add, their time ran out, or they left and the bot plays)."""
+    game = view.get("game") or {}
+    last = game.get("last")
+    if not last:
+        return ""
+    seat = view["seats"][last["seat"]]
+    action, name = last["action"], player_name(game, last["seat"])
+    kind = action["action"]
+    if kind == "beat":
+        text = f"{name} beats {_short(action['target'])} with {_short(action['card'])}"
+    elif "card" in action:
+        text = f"{name} {_DID.get(kind, kind)} {_short(action['card'])}"
+    else:
+        text = f"{name} {_DID.get(kind, kind)}"
+    if last["by_bot"] and not game["bots"][last["seat"]]:
+        if seat["away"]:
+            text += " (the bot plays for them)"
+        elif kind == "done":
+            text += " (nothing to add)"
+        else:
+            text += " (their time ran out)"
+    return text + "."
+
+
+@register.filter
 def rank_label(rank: str) -> str:
     """A rank as players write it: "T" -> "10"."""
     return RANK_LABELS.get(rank, rank)

@@ -1,5 +1,6 @@
 // The Durak table page: buttons carry the message they send (data-send); this adds the version the page shows
-// and sends it on the page's websocket (htmx's ws extension owns the socket). Also the move countdown, and the
+// and sends it on the page's websocket (htmx's ws extension owns the socket), after a confirmation where the
+// button asks for one (data-confirm). A card with several moves (data-choose) shows its moves when tapped. Also the move countdown, and the
 // player's own seed: drawn here with each ready (or start), so every deck mixes in randomness the server did
 // not choose, and marked among the game's published seed digests once the game is over.
 (function () {
@@ -46,9 +47,29 @@
   document.addEventListener('htmx:wsAfterMessage', markOwnSeed);
   markOwnSeed();
 
+  // A card with more than one move (beat this card or that, beat or transfer): a tap shows its moves only.
+  function choose(card) {
+    var controls = document.getElementById('durak-controls');
+    var chosen = card.classList.toggle('is-choosing');
+    document.querySelectorAll('[data-choose].is-choosing').forEach(function (other) {
+      if (other !== card) { other.classList.remove('is-choosing'); }
+    });
+    var first = null;
+    controls.querySelectorAll('[data-card]').forEach(function (move) {
+      var mine = chosen && move.dataset.card === card.dataset.choose;
+      move.hidden = chosen && !mine;
+      move.classList.toggle('is-chosen', mine);
+      if (mine && !first) { first = move; }
+    });
+    if (first) { first.focus({ preventScroll: true }); }
+  }
+
   document.addEventListener('click', function (event) {
+    var card = event.target.closest('[data-choose]');
+    if (card) { choose(card); return; }
     var button = event.target.closest('[data-send]');
     if (!button) { return; }
+    if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) { return; }
     var message = JSON.parse(button.dataset.send);
     if ((message.action === 'ready' || message.action === 'start') && window.crypto && window.crypto.getRandomValues) {
       message.seed = newSeed();

@@ -67,7 +67,7 @@ def test_a_player_plays_durak_against_a_bot_to_the_result(transactional_db, open
             snapshot(page, screenshot_dir(tmp_path) / "durak-table.png")
             pictured = True
         before = status.get_attribute("data-v")
-        playable = page.locator("#durak-hand button.card-button")
+        playable = page.locator("#durak-hand button.card-button[data-send]")
         choice = page.locator("#durak-controls button[data-action]")
         (playable.first if playable.count() else choice.first).click()
         expect(status).not_to_have_attribute("data-v", before)
@@ -91,7 +91,7 @@ def _move_if_mine(page, *, keyboard: bool = False) -> bool:
     if status.get_attribute("data-status") != "playing" or "Your move" not in status.inner_text():
         return False
     before = status.get_attribute("data-v")
-    playable = page.locator("#durak-hand button.card-button")
+    playable = page.locator("#durak-hand button.card-button[data-send]")
     choice = page.locator("#durak-controls button[data-action]")
     control = playable.first if playable.count() else choice.first
     if keyboard:

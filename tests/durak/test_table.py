@@ -243,6 +243,32 @@ def test_a_defender_who_times_out_takes_and_an_attacker_who_times_out_is_done():
     assert outcome.logged.action == {"action": "done", "player": leader}
 
 
+def test_an_attacker_who_can_only_be_done_is_done_for_after_the_bots_pause():
+    """No card of a rank on the table: "Done" is the only move, so the table says it after a bot's pause
+    instead of waiting for the click or the whole turn; an attacker with a card to add has the turn's time."""
+    table, now, seen = two_players(), T0, set()
+    while table.status == PLAYING and len(seen) < 2:
+        seat = table.to_act()
+        options = legal_actions(table.game.state, seat)
+        kinds = {option["action"] for option in options}
+        if "done" in kinds:
+            only_done = kinds == {"done"}
+            seen.add(only_done)
+            assert table.turn_deadline == now + timedelta(seconds=1 if only_done else 20)
+        now += timedelta(seconds=1)
+        if "done" in kinds and kinds == {"done"}:
+            outcome = decide(table, Expire(table.version), now, bot_seconds=1.0, grace_seconds=30)
+            assert outcome.logged.action == {"action": "done", "player": seat}
+            assert outcome.logged.by_bot
+        else:
+            move = {k: v for k, v in options[0].items() if k != "player"}
+            outcome = decide(
+                table, Act(table.seats[seat].user_id, move), now, bot_seconds=1.0, grace_seconds=30
+            )
+        table = outcome.table
+    assert seen == {True, False}  # both kinds of position were met
+
+
 def test_timeout_action_prefers_take_then_done():
     table = two_players()
     state = table.game.state

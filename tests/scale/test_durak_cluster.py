@@ -19,7 +19,7 @@ from accounts.audit import audit_ledger
 from durak.engine import Match, apply, shuffled_deck, start_game
 from durak.models import DurakAction, DurakGame, DurakTable
 from tests.blackjack.wsclient import SocketClient, session_cookie
-from tests.durak.live.conftest import open_durak_table
+from tests.durak.live.conftest import open_durak_table, simple_move
 from tests.threads import in_a_thread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
@@ -75,15 +75,6 @@ async def until(check, what: str, timeout: float = HANG_SECONDS) -> None:
         await asyncio.sleep(0.1)
 
 
-def choose(game: dict) -> dict:
-    """A simple player: beat or lead when possible, else done, else take."""
-    for name in ("beat", "attack", "done", "take"):
-        for action in game["allowed"]:
-            if action["action"] == name:
-                return {k: v for k, v in action.items() if k != "player"}
-    raise AssertionError(f"nothing allowed: {game}")
-
-
 async def after(client: SocketClient, version: int, *, timeout: float = HANG_SECONDS) -> dict:
     """Read until a state after `version`. A move the client sent may be refused `stale_version`: a bot
     attacker threw in a card first (the bots move on the owner's timers), and the fresh state follows."""
@@ -102,8 +93,8 @@ async def play_to_the_end(client: SocketClient) -> dict:
         state = client.state
         if state["table"]["status"] != "playing":
             return state
-        if state["to_act"] == state["you"]["seat"]:
-            await client.send({**choose(state["game"]), "v": state["v"]}, paced=True)
+        if state["to_act"] == state["you"]["seat"] and (move := simple_move(state["game"])) is not None:
+            await client.send({**move, "v": state["v"]}, paced=True)
         await after(client, state["v"])
 
 
@@ -185,8 +176,8 @@ def test_the_table_of_a_killed_owner_is_taken_over_and_the_bots_finish_the_game(
         # A few moves (alice's, and the bots' on the owner's timers), then the kill.
         while a.version < 12 and a.state["table"]["status"] == "playing":
             state = a.state
-            if state["to_act"] == state["you"]["seat"]:
-                await a.send({**choose(state["game"]), "v": state["v"]})
+            if state["to_act"] == state["you"]["seat"] and (move := simple_move(state["game"])) is not None:
+                await a.send({**move, "v": state["v"]})
             await after(a, state["v"])
         assert a.state["table"]["status"] == "playing"
         await a.close()

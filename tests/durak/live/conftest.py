@@ -152,3 +152,17 @@ async def connect():
     for client in clients:
         with contextlib.suppress(Exception):
             await client.close()
+
+
+def simple_move(game: dict) -> dict | None:
+    """A simple player: beat or lead when possible, else done, else take; None when the table passes for
+    the player (nothing to add: it says "done" itself)."""
+    allowed = game["allowed"]
+    if game.get("passing"):
+        assert allowed == []
+        return None
+    for name in ("beat", "attack", "done", "take"):
+        for action in allowed:
+            if action["action"] == name:
+                return {k: v for k, v in action.items() if k != "player"}
+    raise AssertionError(f"nothing allowed: {game}")

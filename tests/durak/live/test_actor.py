@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts import services as wallet
 from accounts.audit import audit_ledger
 from accounts.models import LedgerEntry
 from cards.errors import Refused
@@ -183,11 +184,13 @@ def test_stakes_go_to_the_pot_and_the_fool_pays_the_others(open_durak, alice, bo
 
 
 def test_a_player_who_cannot_cover_the_stake_is_refused_and_nothing_moves(open_durak, alice, bob, balance):
-    # Accounts past a new account's stake limit (`accounts.limits`): only their chips are short.
+    # Accounts past a new account's stake limit (`accounts.limits`): only Bob's chips are short.
     type(alice).objects.filter(pk__in=[alice.pk, bob.pk]).update(
         date_joined=timezone.now() - timedelta(days=30)
     )
-    table = open_durak(stake=10_001)
+    table = open_durak(stake=5_000)
+    staff = type(alice).objects.create_user("staff", is_staff=True)
+    wallet.adjust(user=bob, amount=-9_000, staff=staff, reason="test: Bob is short")
     actor = durak_actor.actor_for(table.pk)
     actor.handle(Sit(alice.pk, "Alice"))
     actor.handle(Sit(bob.pk, "Bob"))
@@ -196,9 +199,10 @@ def test_a_player_who_cannot_cover_the_stake_is_refused_and_nothing_moves(open_d
     with pytest.raises(Refused) as refused:
         actor.handle(start_command(alice))
     assert refused.value.code == "insufficient_chips"
+    assert refused.value.message == "Bob cannot cover the stake of 5,000."
     assert actor.state is None  # a commit that failed drops the memory: the next command reads the table
     assert stored(table.pk) == before
-    assert balance(alice) == balance(bob) == 10_000
+    assert (balance(alice), balance(bob)) == (10_000, 1_000)
     assert not DurakGame.objects.exists()
     assert audit_ledger().ok
 

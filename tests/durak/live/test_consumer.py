@@ -13,6 +13,7 @@ from cards.fairness import seed_hash
 from durak.actor import DurakActor
 from durak.models import DurakAction, DurakGame, DurakSeat, DurakTable
 from tests.blackjack.wsclient import CommunicatorClient, session_cookie
+from tests.durak.live.conftest import simple_move
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 CARD = re.compile(r"^[6789TJQKA][shdc]$")
@@ -37,22 +38,14 @@ def cards_in(value) -> set[str]:
 
 
 def visible(state: dict) -> set[str]:
-    """The cards this viewer may see: their hand, the table and the trump."""
+    """The cards this viewer may see: their hand, the table, the trump and the last move's cards (played
+    face up; a beat that ended the bout sent them to the discard pile)."""
     game = state["game"]
     if game is None:
         return set()
     table = {card for pair in game["table"] for card in pair if card}
-    return set(game["hand"]) | table | {game["trump"]}
-
-
-def choose(game: dict) -> dict:
-    """A simple player: beat or lead when possible, else done, else take."""
-    allowed = game["allowed"]
-    for name in ("beat", "attack", "done", "take"):
-        for action in allowed:
-            if action["action"] == name:
-                return {k: v for k, v in action.items() if k != "player"}
-    raise AssertionError(f"nothing allowed: {game}")
+    last = cards_in(game["last"]["action"]) if game.get("last") else set()
+    return set(game["hand"]) | table | {game["trump"]} | last
 
 
 async def test_a_player_and_a_bot_play_a_game_to_the_end_over_the_socket(alice, bob, open_durak, connect):
@@ -74,8 +67,8 @@ async def test_a_player_and_a_bot_play_a_game_to_the_end_over_the_socket(alice, 
         if state["table"]["status"] != "playing":
             break
         me = state["you"]["seat"]
-        if state["to_act"] == me:
-            await player.send({**choose(state["game"]), "v": state["v"]}, paced=True)
+        if state["to_act"] == me and (move := simple_move(state["game"])) is not None:
+            await player.send({**move, "v": state["v"]}, paced=True)
             await player.until_version(state["v"] + 1)
         else:
             await player.until_version(state["v"] + 1)  # the bot's move, on its timer
@@ -220,8 +213,8 @@ async def play_to_the_end(player) -> dict:
         state = player.state
         if state["table"]["status"] != "playing":
             return state
-        if state["to_act"] == state["you"]["seat"]:
-            await player.send({**choose(state["game"]), "v": state["v"]}, paced=True)
+        if state["to_act"] == state["you"]["seat"] and (move := simple_move(state["game"])) is not None:
+            await player.send({**move, "v": state["v"]}, paced=True)
         await player.until_version(state["v"] + 1)
     raise AssertionError("the game did not end")
 
@@ -329,7 +322,8 @@ async def test_four_players_over_the_socket_finish_a_game_of_each_variant_and_se
             break
         mover = next(client for client in players if client.state["you"]["seat"] == state["to_act"])
         mine = await mover.until_version(state["v"])
-        await mover.send({**choose(mine["game"]), "v": mine["v"]}, paced=True)
+        if (move := simple_move(mine["game"])) is not None:
+            await mover.send({**move, "v": mine["v"]}, paced=True)
         for client in players:
             await client.until_version(state["v"] + 1)
     else:

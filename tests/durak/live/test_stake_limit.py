@@ -30,6 +30,16 @@ def joined_days_ago(user, days: float) -> None:
     user.refresh_from_db()
 
 
+def test_nobody_opens_a_table_at_a_stake_their_chips_cannot_cover(alice):
+    joined_days_ago(alice, 30)  # past a new account's limit: only the chips count
+    with pytest.raises(Refused) as refused:
+        open_durak_table(alice, stake=10_001)
+    assert refused.value.code == "insufficient_chips"
+    assert refused.value.message == "Your 10,000 chips cannot cover a stake of 10,001."
+    assert not DurakTable.objects.exists()
+    assert open_durak_table(alice, stake=10_000).stake == 10_000
+
+
 def test_a_new_account_cannot_open_a_table_above_its_limit(alice):
     with pytest.raises(Refused) as refused:
         open_durak_table(alice, stake=501)

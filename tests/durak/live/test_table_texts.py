@@ -1,0 +1,58 @@
+"""What the Durak table says (issue 33): the last move in words, a player's own result even after leaving the
+game, no "None card" for a seat without cards, and a leave that asks first."""
+
+import re
+
+import pytest
+from django.template.loader import render_to_string
+
+from durak import bot
+from durak.consumers import LIVE_TEMPLATE
+from durak.table import Act, Leave
+from durak.view import table_view
+from tests.durak.live.conftest import play_out, seat_and_start
+
+pytestmark = pytest.mark.django_db
+
+
+def rendered(table, user_id) -> str:
+    return render_to_string(LIVE_TEMPLATE, {"view": table_view(table, user_id), "oob": True})
+
+
+def text_of(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_the_last_move_is_told_in_words_and_a_seat_without_cards_shows_no_count(open_durak, alice, bob):
+    table = open_durak(seats=4)
+    actor = seat_and_start(table, alice, bob)
+    seat = actor.state.to_act()
+    player = alice if actor.state.seats[seat].user_id == alice.pk else bob
+    move = bot.choose(actor.state.game.state, seat)
+    actor.handle(Act(player.pk, {k: v for k, v in move.items() if k != "player"}))
+    html = rendered(actor.state, alice.pk)
+    card = move["card"]
+    face = f"{'10' if card[0] == 'T' else card[0]}{ {'s': '♠', 'h': '♥', 'd': '♦', 'c': '♣'}[card[1]] }"
+    assert f"{player.public_name} plays {face}." in text_of(html)
+    assert "None card" not in html  # the two empty seats have no count
+    assert 'data-confirm="Leave this game?' in html  # leaving a game asks first
+
+
+def test_a_player_who_left_the_game_still_reads_their_own_result(open_durak, alice):
+    table = open_durak()
+    actor = seat_and_start(table, alice, bots=1)
+    actor.handle(Leave(alice.pk))  # the bot plays her seat to the end, and the seat is freed then
+    play_out(actor, {})
+    view = table_view(actor.state, alice.pk)
+    assert actor.state.seat_of(alice.pk) is None
+    assert view["game"]["played"] is not None
+    text = text_of(rendered(actor.state, alice.pk))
+    fool = view["game"]["fool"]
+    if fool is None:
+        assert "A draw" in text
+    elif fool == view["game"]["played"]:
+        assert "You are the fool." in text
+    else:
+        assert "A bot is the fool. You are out of it." in text  # the bot left with the table's close
+    assert not re.search(r"(^|[.>]) +is the fool", text)  # never a blank name
+    assert "replay" in text  # her replay and deck check links
