@@ -17,7 +17,8 @@ from durak.engine import Match, shuffled_deck, start_game, view_for
 from durak.engine.game import apply
 from durak.engine.rules import VARIANTS
 from durak.forms import OpenDurakTableForm
-from durak.models import GAME, DurakGame, DurakTable, Status
+from durak.models import GAME, MAX_TURN_SECONDS, MIN_TURN_SECONDS, DurakGame, DurakTable, Status
+from durak.table import GRACE_SECONDS, READY_SECONDS
 from durak.view import table_view
 from live import chat, private
 
@@ -62,6 +63,23 @@ def join(request, token: str):
     )
     private.remember(request, game=GAME, table_id=found.pk, token=token)
     return redirect("durak_table", table_id=found.pk)
+
+
+def guide(request):
+    """The rules of Durak as the site plays them: the deck, a bout, the variants and options, the fool,
+    stakes, rating, bots and timeouts, and the provably fair deck (its figures come from the settings and the
+    table flow, so the page says what the tables do)."""
+    context = {
+        "grace_seconds": GRACE_SECONDS,
+        "ready_seconds": READY_SECONDS,
+        "min_turn_seconds": MIN_TURN_SECONDS,
+        "max_turn_seconds": MAX_TURN_SECONDS,
+        "min_opponents": settings.DURAK_LEADERBOARD_MIN_OPPONENTS,
+        "new_account_limit": settings.NEW_ACCOUNT_STAKE_LIMIT,
+        "new_account_days": settings.NEW_ACCOUNT_DAYS,
+        "new_account_games": settings.NEW_ACCOUNT_GAMES,
+    }
+    return render(request, "durak/guide.html", context)
 
 
 def leaderboard(request):
