@@ -208,6 +208,7 @@ def load(table_id: int) -> Table:
             rated=g.rated,
             match=Match.from_dict(g.match),
             payouts=tuple(g.payouts),
+            left=tuple(g.left),
         )
     return Table(
         id=row.pk,
@@ -275,6 +276,7 @@ def _write(before: Table, outcome: Outcome, epoch: int) -> Table:
             finished=state.finished,
             fool=state.fool,
             payouts=list(game.payouts),
+            left=list(game.left),
             finished_at=timezone.now() if state.finished else None,
         )
     if outcome.logged is not None:
@@ -373,4 +375,4 @@ def _settle(table: Table, game: Game) -> None:
                 memo=f"Durak game {game.id}",
             )
     if game.rated:
-        services.rate(game.players, game.state.fool, variant=game.state.rules.variant)
+        services.rate(game.players, game.state.fool, variant=game.state.rules.variant, game_id=game.id)

@@ -98,7 +98,7 @@ def leaderboard(request):
 
 @login_required
 def history(request):
-    return render(request, "durak/history.html", {"games": services.finished_games(request.user)})
+    return render(request, "durak/history.html", {"games": services.played_games(request.user)})
 
 
 @login_required

@@ -102,3 +102,12 @@ def rank_label(rank: str) -> str:
 def words(value: str) -> str:
     """An option's name as words: "all_sides" -> "all sides"."""
     return str(value).replace("_", " ")
+
+
+@register.filter
+def signed(value) -> str:
+    """A change as players read it, rounded to a whole number: "+12", "-30", "±0"."""
+    number = round(value)
+    if number == 0:
+        return "±0"
+    return f"+{number:,}" if number > 0 else f"-{-number:,}"
