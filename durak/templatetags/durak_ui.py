@@ -45,6 +45,13 @@ def card_chip(card: str, trump_suit: str = "") -> str:
 
 
 @register.filter
+def verb(subject: str, forms: str) -> str:
+    """The verb's form for the subject: "lead,leads" -> "lead" after "You", "leads" after a name."""
+    you, other = forms.split(",")
+    return you if subject == "You" else other
+
+
+@register.filter
 def action_json(action: dict) -> str:
     """The message a button sends for this engine action (the server fills in the seat)."""
     return json.dumps({key: value for key, value in action.items() if key != "player"})

@@ -1,6 +1,6 @@
 """A player's Durak history says, per game, how it went for them (won, the fool, a draw, left early), what it
-did to their chips and rating, and whom they played; the rules guide is the game's guide page, in the site's
-menu and linked from the open form and the table."""
+did to their chips and rating, and whom they played; the replay shows cards as faces; the rules guide is the
+game's guide page, in the site's menu and linked from the open form and the table."""
 
 import re
 from datetime import timedelta
@@ -83,6 +83,21 @@ def test_an_unrated_game_keeps_no_rating_change(alice, open_durak):
     actor = seat_and_start(open_durak(rated=False), alice, bots=1)
     play_out(actor, {0: alice})
     assert DurakGame.objects.get().ratings == []
+
+
+def test_the_replay_shows_cards_as_faces_and_the_players_by_name(client, alice, bob, open_durak):
+    actor = seat_and_start(open_durak(), alice, bob)
+    play_out(actor, {0: alice, 1: bob})
+    game = DurakGame.objects.get()
+    client.force_login(alice)
+    page = client.get(reverse("durak_replay", args=[game.pk])).content.decode()
+    steps = page.split('<ol class="replay-steps', 1)[1].split("</ol>", 1)[0]
+    text = " ".join(re.sub(r"<[^>]+>", " ", steps).split())
+    assert not re.search(r"\b[6-9TJQKA][shdc]\b", text), "a card code in the replay"
+    assert 'class="pc' in steps
+    assert "You lead" in text or "Bob leads" in text
+    assert "Seat 1" not in text
+    assert "against Bob" in page
 
 
 def test_the_rules_guide_explains_every_variant_and_option(client):
