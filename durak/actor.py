@@ -210,6 +210,7 @@ def load(table_id: int) -> Table:
             match=Match.from_dict(g.match),
             payouts=tuple(g.payouts),
             last=_last_move(g.pk),
+            left=tuple(g.left),
         )
     return Table(
         id=row.pk,
@@ -277,6 +278,7 @@ def _write(before: Table, outcome: Outcome, epoch: int) -> Table:
             finished=state.finished,
             fool=state.fool,
             payouts=list(game.payouts),
+            left=list(game.left),
             finished_at=timezone.now() if state.finished else None,
         )
     if outcome.logged is not None:
@@ -381,4 +383,4 @@ def _settle(table: Table, game: Game) -> None:
                 memo=f"Durak game {game.id}",
             )
     if game.rated:
-        services.rate(game.players, game.state.fool, variant=game.state.rules.variant)
+        services.rate(game.players, game.state.fool, variant=game.state.rules.variant, game_id=game.id)

@@ -26,7 +26,9 @@ class DurakConfig(AppConfig):
                 socket="ws/durak/<int:table_id>/",
                 consumer=DurakConsumer,
                 lobby=games.Lobby(template="durak/lobby_section.html", rows=services.lobby_section),
-                pages=games.Pages(history="durak_history", leaderboard="durak_leaderboard"),
+                pages=games.Pages(
+                    history="durak_history", leaderboard="durak_leaderboard", guide="durak_guide"
+                ),
                 profile=views.profile_section,
                 seed_demo=demo.seed,
             )

@@ -130,6 +130,11 @@ class DurakGame(models.Model):
     fool = models.PositiveSmallIntegerField(null=True, blank=True)
     #: Per seat, the chips the seat received at the end (0 for the fool and for bots).
     payouts = models.JSONField(default=list)
+    #: Per seat, a rated game's player's rating before and after it (`[before, after]`; None for a bot's
+    #: seat); empty for an unrated game (and for games rated before the change was kept).
+    ratings = models.JSONField(default=list)
+    #: The seats whose player had left (or was stood up) by the end: the bot played them out.
+    left = models.JSONField(default=list)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -15,6 +15,7 @@ from cards.errors import Refused
 from durak import glicko
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
+from durak.table import bot_name
 from live import fanout, private
 
 #: Open Durak tables one player (not staff) may have: one person cannot fill the lobby.
@@ -155,17 +156,76 @@ def _met_players(variant: str, opponents: int) -> QuerySet:
     return met.filter(met__gt=opponents).values("user_id")
 
 
-def finished_games(user, limit: int = 50) -> list[DurakGame]:
-    """The finished games `user` played, newest first."""
-    return list(
+@dataclass(frozen=True, slots=True)
+class PlayedGame:
+    """A finished game as one player played it (a row of their history): `result` is "won" (they went
+    out), "fool", "draw" or "voided" (stopped by quarantine: every stake refunded, nobody rated); `left`:
+    they had left and the bot played their seat out; `opponents` the other seats' names; `rating` their
+    rating before and after it (None: unrated, or rated before the change was kept)."""
+
+    game: DurakGame
+    result: str
+    left: bool
+    opponents: tuple[str, ...]
+    stake: int
+    payout: int
+    rating: tuple[float, float] | None
+
+    @property
+    def net(self) -> int:
+        return self.payout - self.stake
+
+    @property
+    def rating_change(self) -> float | None:
+        return None if self.rating is None else self.rating[1] - self.rating[0]
+
+
+def played_games(user, limit: int = 50) -> list[PlayedGame]:
+    """The finished games `user` played, newest first, each as they played it (two queries: the games and
+    the names of the other players)."""
+    games = list(
         user.durak_games.filter(finished=True).select_related("table").order_by("-finished_at")[:limit]
+    )
+    ids = {player for game in games for player in game.players if player is not None}
+    rows = get_user_model().objects.filter(pk__in=ids).values_list("pk", "display_name", "username")
+    names = {pk: display or username for pk, display, username in rows}  # `public_name`, read as values
+    return [_played(game, user.pk, names) for game in games]
+
+
+def _played(game: DurakGame, user_id: int, names: dict[int, str]) -> PlayedGame:
+    seat = game.players.index(user_id)
+    if game.voided:
+        result = "voided"
+    elif game.fool is None:
+        result = "draw"
+    else:
+        result = "fool" if game.fool == seat else "won"
+    payout = game.stake if game.voided else (game.payouts[seat] if seat < len(game.payouts) else 0)
+    rating = game.ratings[seat] if seat < len(game.ratings) else None
+    opponents = tuple(
+        names.get(player, "?") if player is not None else bot_name(other)
+        for other, player in enumerate(game.players)
+        if other != seat
+    )
+    return PlayedGame(
+        game=game,
+        result=result,
+        left=seat in game.left,
+        opponents=opponents,
+        stake=game.stake,
+        payout=payout,
+        rating=(rating[0], rating[1]) if rating else None,
     )
 
 
-def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> None:
+def rate(
+    players: tuple[int | None, ...], fool: int | None, *, variant: str, game_id: int | None = None
+) -> None:
     """Glicko-2 update, in `variant`, of every player of a finished rated game, scored against the other
     players only: bots carry no rating and are no opponents (a fixed-rated bot beaten forever would lift a
-    rating without end), so a game with fewer than two players rates nobody. In the caller's transaction."""
+    rating without end), so a game with fewer than two players rates nobody. The game `game_id` keeps each
+    player's rating before and after it (`DurakGame.ratings`, for the history page). In the caller's
+    transaction."""
     humans = {seat: user for seat, user in enumerate(players) if user is not None}
     if len(humans) < 2:
         return
@@ -181,6 +241,7 @@ def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> 
         seat: glicko.Rating(rows[user].rating, rows[user].deviation, rows[user].volatility)
         for seat, user in humans.items()
     }
+    changes: list[list[float] | None] = [None] * len(players)
     for seat, results in glicko.game_results(len(players), fool).items():
         if seat not in humans:
             continue
@@ -194,6 +255,9 @@ def rate(players: tuple[int | None, ...], fool: int | None, *, variant: str) -> 
         row.streak = 0 if seat == fool else row.streak + 1
         row.best_streak = max(row.best_streak, row.streak)
         row.save()
+        changes[seat] = [before[seat].rating, new.rating]
+    if game_id is not None:
+        DurakGame.objects.filter(pk=game_id).update(ratings=changes)
 
 
 def chips_in_play(user_id: int) -> int:

@@ -115,6 +115,8 @@ class Game:
     #: The match at the deal.
     match: Match
     payouts: tuple[int, ...] = ()
+    #: The seats whose player had left (or was stood up) when the game ended: the bot played them out.
+    left: tuple[int, ...] = ()
     #: The SHA-256 digests of the playing players' seeds, sorted (`cards.fairness.seed_digests`): each player
     #: finds their own among them, and the client seed is made of them.
     seed_digests: tuple[str, ...] = ()
@@ -650,7 +652,8 @@ def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_change
     game = replace(in_play, state=state, last=logged)
     if not state.finished:
         return Outcome(replace(table, game=game), logged=logged, seats_changed=seats_changed)
-    game = replace(game, payouts=settle(game))
+    left = tuple(s.number for s in table.seats if s.away and s.number < len(game.players))
+    game = replace(game, payouts=settle(game), left=left)
     seats = tuple(
         Seat(seat.number) if seat.away else replace(seat, ready=False, seed="") for seat in table.seats
     )

@@ -2,6 +2,7 @@
 leaderboard, a player's finished games and a game's replay from its action log."""
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,10 +15,12 @@ from cards.errors import Refused
 from durak import exports, services
 from durak.actor import load
 from durak.engine import Match, shuffled_deck, start_game, view_for
+from durak.engine.cards import RANKS, SUITS
 from durak.engine.game import apply
 from durak.engine.rules import VARIANTS
 from durak.forms import OpenDurakTableForm
-from durak.models import GAME, DurakGame, DurakTable, Status
+from durak.models import GAME, MAX_TURN_SECONDS, MIN_TURN_SECONDS, DurakGame, DurakTable, Status
+from durak.table import GRACE_SECONDS, READY_SECONDS, bot_name
 from durak.view import table_view
 from live import chat, private
 
@@ -64,6 +67,23 @@ def join(request, token: str):
     return redirect("durak_table", table_id=found.pk)
 
 
+def guide(request):
+    """The rules of Durak as the site plays them: the deck, a bout, the variants and options, the fool,
+    stakes, rating, bots and timeouts, and the provably fair deck (its figures come from the settings and the
+    table flow, so the page says what the tables do)."""
+    context = {
+        "grace_seconds": GRACE_SECONDS,
+        "ready_seconds": READY_SECONDS,
+        "min_turn_seconds": MIN_TURN_SECONDS,
+        "max_turn_seconds": MAX_TURN_SECONDS,
+        "min_opponents": settings.DURAK_LEADERBOARD_MIN_OPPONENTS,
+        "new_account_limit": settings.NEW_ACCOUNT_STAKE_LIMIT,
+        "new_account_days": settings.NEW_ACCOUNT_DAYS,
+        "new_account_games": settings.NEW_ACCOUNT_GAMES,
+    }
+    return render(request, "durak/guide.html", context)
+
+
 def leaderboard(request):
     """One variant's leaderboard (`?variant=`, Podkidnoy by default): rating, games, fool rate, streaks."""
     variant = request.GET.get("variant") or VARIANTS[0]
@@ -80,7 +100,7 @@ def leaderboard(request):
 
 @login_required
 def history(request):
-    return render(request, "durak/history.html", {"games": services.finished_games(request.user)})
+    return render(request, "durak/history.html", {"games": services.played_games(request.user)})
 
 
 @login_required
@@ -115,20 +135,67 @@ def replay(request, game_id: int):
     if request.user.pk not in game.players:
         raise Http404("You did not play this game.")
     seat = game.players.index(request.user.pk)
+    names = _seat_names(game, viewer=seat)
     deck = shuffled_deck(server_seed=game.server_seed, client_seed=game.client_seed, nonce=game.nonce)
     state = start_game(Match.from_dict(game.match), deck)
-    steps = [{"action": None, "view": view_for(state, seat)}]
+    before = view_for(state, seat)
+    steps = [_step(None, before, before, names, game.players)]
     for row in game.actions.order_by("version"):
         state = apply(state, row.action)
-        steps.append({"action": row.action, "by_bot": row.by_bot, "view": view_for(state, seat)})
+        after = view_for(state, seat)
+        steps.append(_step(row, before, after, names, game.players))
+        before = after
     context = {
         "game": game,
         "seat": seat,
+        "opponents": [name for other, name in enumerate(names) if other != seat],
         "steps": steps,
         "deck": deck,
         "matches": state.to_dict() == game.state,
     }
     return render(request, "durak/replay.html", context)
+
+
+def _seat_names(game: DurakGame, *, viewer: int) -> list[str]:
+    """Per seat of `game`: "You" for the viewer, a player's public name, or the bot's name."""
+    users = get_user_model().objects.in_bulk([user for user in game.players if user is not None])
+    return [
+        "You" if seat == viewer else users[user].public_name if user in users else bot_name(seat)
+        for seat, user in enumerate(game.players)
+    ]
+
+
+def _step(row, before: dict, after: dict, names: list[str], players: list[int | None]) -> dict:
+    """One line of the replay: who did what (`row`: the action log's row; None: the deal) and the game as
+    the viewer saw it after, with the bout's end said in words (picked up, or beaten off: bito)."""
+    trump_suit = after["trump"][1]
+    step = {
+        "view": after,
+        "trump_suit": trump_suit,
+        # By suit, trumps last, each suit by rank: as the table shows a hand.
+        "hand": sorted(
+            after["hand"], key=lambda c: (c[1] == trump_suit, SUITS.index(c[1]), RANKS.index(c[0]))
+        ),
+        "counts": [(names[seat], count) for seat, count in enumerate(after["hand_counts"])],
+    }
+    if row is None:
+        return step
+    action = row.action
+    player = action["player"]
+    step |= {
+        "action": action,
+        "who": names[player],
+        # A player's seat played by the bot: a timeout, or they had left.
+        "by_bot": row.by_bot and players[player] is not None,
+        "lead": action["action"] == "attack" and not before["table"],
+    }
+    if after["finished"]:
+        step["fool"] = names[after["fool"]] if after["fool"] is not None else None
+    if after["bout"] > before["bout"]:
+        taken = before["taking"] or action["action"] == "take"
+        step["closed"] = "taken" if taken else "beaten"
+        step["defender"] = names[before["defender"]]
+    return step
 
 
 def profile_section(user, owner: bool) -> str:

@@ -6,6 +6,7 @@ import json
 from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.html import format_html
 
 from cards.faces import RANK_LABELS, card_face
 from durak.engine import RANKS, SUITS
@@ -28,6 +29,26 @@ def action_label(action: dict) -> str:
     if name == "transfer":
         return f"Transfer with {_short(action['card'])}"
     return {"take": "Take", "done": "Done"}.get(name, name)
+
+
+@register.filter
+def card_chip(card: str, trump_suit: str = "") -> str:
+    """A small face-up card of the pages around the table (history.css's `.pc`): "Th" -> 10♥ in red, its
+    name as the tooltip; a trump (of `trump_suit`) is outlined."""
+    face = card_face(card)
+    classes = (
+        "pc" + (" pc-red" if face["colour"] == "red" else "") + (" pc-trump" if card[1] == trump_suit else "")
+    )
+    return format_html(
+        '<span class="{}" title="{}">{}{}</span>', classes, face["label"], face["rank"], face["suit"]
+    )
+
+
+@register.filter
+def verb(subject: str, forms: str) -> str:
+    """The verb's form for the subject: "lead,leads" -> "lead" after "You", "leads" after a name."""
+    you, other = forms.split(",")
+    return you if subject == "You" else other
 
 
 @register.filter
@@ -125,3 +146,12 @@ def rank_label(rank: str) -> str:
 def words(value: str) -> str:
     """An option's name as words: "all_sides" -> "all sides"."""
     return str(value).replace("_", " ")
+
+
+@register.filter
+def signed(value) -> str:
+    """A change as players read it, rounded to a whole number: "+12", "-30", "±0"."""
+    number = round(value)
+    if number == 0:
+        return "±0"
+    return f"+{number:,}" if number > 0 else f"-{-number:,}"

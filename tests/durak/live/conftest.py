@@ -102,10 +102,10 @@ def play_out(actor, users: dict[int, object]) -> None:
             actor.handle(Act(user.pk, {k: v for k, v in action.items() if k != "player"}))
 
 
-def record_game(table, players, *, fool, stake=0, payouts=(), rated=True, when=None) -> DurakGame:
+def record_game(table, players, *, fool, stake=0, payouts=(), rated=True, when=None, left=()) -> DurakGame:
     """A finished game of `table` as the actor stores it, without playing it: `players` per seat (users, None
-    for a bot), the fool's seat (None: a draw) and what the pot paid each seat; rated ones update the
-    ratings as the game's end does."""
+    for a bot), the fool's seat (None: a draw), what the pot paid each seat and the seats whose player had
+    left; rated ones update the ratings (and keep their change on the game) as the game's end does."""
     number = DurakGame.objects.filter(table=table).count() + 1
     user_ids = [user.pk if user is not None else None for user in players]
     game = DurakGame.objects.create(
@@ -125,11 +125,12 @@ def record_game(table, players, *, fool, stake=0, payouts=(), rated=True, when=N
         finished=True,
         fool=fool,
         payouts=list(payouts) or [0] * len(players),
+        left=list(left),
         finished_at=when or timezone.now(),
     )
     game.participants.set([user for user in players if user is not None])
     if rated:
-        services.rate(tuple(user_ids), fool, variant=table.variant)
+        services.rate(tuple(user_ids), fool, variant=table.variant, game_id=game.pk)
     return game
 
 
