@@ -6,7 +6,7 @@ changes nothing. The table's owner makes the table's command of the result (`dur
 
 | action | keys |
 |---|---|
-| `sit`, `leave`, `add_bot`, `take`, `done` | none |
+| `sit`, `leave`, `add_bot`, `take`, `done`, `surrender` (concede the game: you are the fool now) | none |
 | `ready`, `start` | `seed` (1-64 letters, digits, `-`, `_`, `.`; or None: the server draws one) |
 | `attack`, `transfer` | `card` (a card of the 36-card deck, e.g. `7s`, `Th`) |
 | `beat` | `card`, and `target` (the attacking card it beats) |
@@ -22,7 +22,7 @@ from live.protocol import one_of, seed
 _card = one_of("card of the 36-card deck (7s, Th, ...)", frozenset(new_deck_order()))
 
 #: The engine's actions a player sends; the table's own are sit, leave, add_bot, ready and start.
-ENGINE_ACTIONS = ("attack", "beat", "transfer", "take", "done")
+ENGINE_ACTIONS = ("attack", "beat", "transfer", "take", "done", "surrender")
 TABLE_ACTIONS = ("sit", "leave", "add_bot", "ready", "start")
 
 FIELDS: protocol.Fields = {
@@ -36,6 +36,7 @@ FIELDS: protocol.Fields = {
     "beat": {"card": (_card, True), "target": (_card, True)},
     "take": {},
     "done": {},
+    "surrender": {},
 }
 
 

@@ -55,6 +55,13 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
             "seat": seat,
             "away": mine.away if mine is not None else False,
             "playing": mine is not None and table.in_game(mine),
+            # May concede the game in play (`surrender`): in it, not away, not out yet.
+            "can_surrender": mine is not None
+            and table.in_game(mine)
+            and not mine.away
+            and game is not None
+            and not game.state.finished
+            and mine.number not in game.state.out,
             "ready": mine.is_ready if mine is not None else False,
             "opener": user_id is not None and user_id == table.opener,
         },

@@ -21,7 +21,7 @@ from .cards import CARDS, RANK_ORDER, SUITS, beats
 from .rules import HAND_SIZE, PASSPORT, PASSPORT_RANKS, PEREVODNOY, DurakRules
 from .state import GameState, next_active, thrower
 
-ACTIONS = ("attack", "beat", "take", "done", "transfer")
+ACTIONS = ("attack", "beat", "take", "done", "transfer", "surrender")
 
 
 def new_game(
@@ -116,6 +116,8 @@ def apply(state: GameState, action: Any) -> GameState:
         return _take(state, player)
     if name == "done":
         return _done(state, player)
+    if name == "surrender":
+        return _surrender(state, player)
     assert card is not None  # `_parse` refuses an attack, a beat or a transfer without its card
     if name == "attack":
         return _attack(state, player, card)
@@ -232,6 +234,16 @@ def _done(state: GameState, player: int) -> GameState:
     if player != thrower(state):
         raise Refused("not_your_turn", "another attacker holds the right to add cards")
     return _settle(replace(state, done=tuple(sorted((*state.done, player)))))
+
+
+def _surrender(state: GameState, player: int) -> GameState:
+    """A player still in the game concedes it, whoever's turn it is: they are the fool at once and the game
+    ends, every other player still in it going out after those out already (in seat order). The cards stay
+    where they are. Not among `legal_actions` (no policy chooses it); always open to a player in the game."""
+    if player in state.out:
+        raise Refused("illegal_action", "you are out of this game already")
+    rest = tuple(seat for seat in range(state.rules.players) if seat not in state.out and seat != player)
+    return replace(state, finished=True, fool=player, out=(*state.out, *rest))
 
 
 def _transfer(state: GameState, player: int, card: str) -> GameState:

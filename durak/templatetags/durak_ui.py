@@ -28,7 +28,7 @@ def action_label(action: dict) -> str:
         return f"Beat {_short(action['target'])} with {_short(action['card'])}"
     if name == "transfer":
         return f"Transfer with {_short(action['card'])}"
-    return {"take": "Take", "done": "Done"}.get(name, name)
+    return {"take": "Take", "done": "Done", "surrender": "Surrender"}.get(name, name)
 
 
 @register.filter
@@ -106,7 +106,14 @@ def player_name(game: dict, seat) -> str:
     return names[seat] if seat is not None and 0 <= seat < len(names) else ""
 
 
-_DID = {"attack": "plays", "beat": "beats", "transfer": "transfers with", "take": "takes", "done": "is done"}
+_DID = {
+    "attack": "plays",
+    "beat": "beats",
+    "transfer": "transfers with",
+    "take": "takes",
+    "done": "is done",
+    "surrender": "concedes the game",
+}
 
 
 @register.filter

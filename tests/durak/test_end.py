@@ -5,8 +5,19 @@ import random
 
 import pytest
 
+from cards.errors import Refused
 from durak.bot import play
-from durak.engine import DurakRules, GameState, new_deck_order, new_game, replay, view_for
+from durak.engine import (
+    DurakRules,
+    GameState,
+    apply,
+    legal_actions,
+    new_deck_order,
+    new_game,
+    replay,
+    shuffled_deck,
+    view_for,
+)
 from durak.engine.rules import VARIANTS
 
 from .conftest import act, all_cards, position
@@ -75,3 +86,20 @@ def test_bots_finish_games_with_two_and_six_players(variant, players):
         replayed = replay(rules, deck, actions)
         assert json.dumps(replayed.to_dict()) == json.dumps(end.to_dict())
         assert GameState.from_dict(json.loads(json.dumps(end.to_dict()))) == end
+
+
+def test_a_player_concedes_the_game_whoever_s_turn_it_is():
+    """`surrender`: the player is the fool at once, the others go out after those out already; the cards stay
+    where they are (every card in one place); not offered among the legal actions."""
+    state = new_game(DurakRules(players=3), shuffled_deck(server_seed="ab" * 32, client_seed="c"))
+    quiet = next(seat for seat in range(3) if seat not in (state.attacker, state.defender))
+    assert all(action["action"] != "surrender" for seat in range(3) for action in legal_actions(state, seat))
+    ended = apply(state, {"action": "surrender", "player": quiet})
+    assert ended.finished
+    assert ended.fool == quiet
+    assert ended.out == tuple(seat for seat in range(3) if seat != quiet)
+    assert ended.hands == state.hands
+    assert ended.talon == state.talon
+    with pytest.raises(Refused) as refused:
+        apply(ended, {"action": "surrender", "player": quiet})
+    assert refused.value.code == "game_over"

@@ -6,6 +6,7 @@ import re
 import pytest
 from django.template.loader import render_to_string
 
+from accounts.audit import audit_ledger
 from durak import bot
 from durak.consumers import LIVE_TEMPLATE
 from durak.table import Act, Leave
@@ -56,3 +57,20 @@ def test_a_player_who_left_the_game_still_reads_their_own_result(open_durak, ali
         assert "A bot is the fool. You are out of it." in text  # the bot left with the table's close
     assert not re.search(r"(^|[.>]) +is the fool", text)  # never a blank name
     assert "replay" in text  # her replay and deck check links
+
+
+def test_a_player_surrenders_the_fool_at_once_and_the_stake_settles_as_a_loss(
+    open_durak, alice, bob, balance
+):
+    table = open_durak(stake=100)
+    actor = seat_and_start(table, alice, bob)
+    assert 'data-send=\'{"action": "surrender"}\'' in rendered(actor.state, alice.pk)
+    seat = actor.state.seat_of(alice.pk).number
+    actor.handle(Act(alice.pk, {"action": "surrender"}))  # whoever's turn it is
+    game = actor.state.game
+    assert game.state.finished
+    assert game.state.fool == seat
+    assert (balance(alice), balance(bob)) == (9_900, 10_100)
+    assert "Alice concedes the game." in text_of(rendered(actor.state, bob.pk))
+    assert "You are the fool." in text_of(rendered(actor.state, alice.pk))
+    assert audit_ledger().ok
