@@ -80,6 +80,21 @@
     if (socket) { socket.send(JSON.stringify(message)); } else { pending = message; }
   });
 
+  // Your turn: the tab's title says so, and a phone vibrates once (when it can and the player has not asked
+  // for reduced motion). Sound stays off.
+  var title = document.title;
+  var wasMyTurn = false;
+  function alertTurn() {
+    var mine = Boolean(document.querySelector('#durak-status .your-turn'));
+    document.title = mine ? '\u25CF Your move \u2013 ' + title : title;
+    if (mine && !wasMyTurn && navigator.vibrate && !window.matchMedia('(prefers-reduced-motion: reduce)').matches) {
+      navigator.vibrate(120);
+    }
+    wasMyTurn = mine;
+  }
+  document.addEventListener('htmx:wsAfterMessage', alertTurn);
+  alertTurn();
+
   window.setInterval(function () {
     var countdown = document.querySelector('.countdown[data-seconds-left]');
     if (!countdown) { return; }

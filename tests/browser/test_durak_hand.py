@@ -4,6 +4,7 @@ on J♦ playing A♥), no row overlaps another, and the page does not scroll sid
 its moves when tapped."""
 
 import itertools
+import re
 from dataclasses import replace
 
 import pytest
@@ -102,6 +103,7 @@ def test_a_card_with_two_moves_shows_its_moves_when_tapped(transactional_db, ope
     page.goto(f"/durak/{table.pk}/")
     status = page.locator("#durak-status")
     expect(status).to_contain_text("Your move")
+    expect(page).to_have_title(re.compile("^\u25cf Your move \u2013 "))  # the tab says whose turn it is
     moves = page.locator(f'#durak-controls [data-card="{card}"]')
     expect(moves).to_have_count(2)  # beat one attack or the other
     page.locator(f'#durak-hand [data-choose="{card}"]').click()
