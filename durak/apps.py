@@ -25,7 +25,11 @@ class DurakConfig(AppConfig):
                 url_prefix="durak/",
                 socket="ws/durak/<int:table_id>/",
                 consumer=DurakConsumer,
-                lobby=games.Lobby(template="durak/lobby_section.html", rows=services.lobby_section),
+                lobby=games.Lobby(
+                    template="durak/lobby_section.html",
+                    rows=services.lobby_section,
+                    footer="durak/quick_play.html",
+                ),
                 pages=games.Pages(
                     history="durak_history", leaderboard="durak_leaderboard", guide="durak_guide"
                 ),

@@ -2,6 +2,7 @@ from django import forms
 
 from durak.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from durak.models import MAX_STAKE, MAX_TURN_SECONDS, MIN_TURN_SECONDS, DurakTable
+from durak.services import QUICK_STAKES
 
 
 class OpenDurakTableForm(forms.ModelForm):
@@ -17,3 +18,17 @@ class OpenDurakTableForm(forms.ModelForm):
     class Meta:
         model = DurakTable
         fields = ["name", "variant", "attack", "limit", "seats", "stake", "rated", "turn_seconds"]
+
+
+class QuickPlayForm(forms.Form):
+    """Quick play's choices (`durak.quick`)."""
+
+    variant = forms.ChoiceField(choices=DurakTable._meta.get_field("variant").choices, initial="podkidnoy")
+    stake = forms.TypedChoiceField(
+        coerce=int,
+        choices=[(stake, f"{stake:,}" if stake else "Casual") for stake in QUICK_STAKES],
+        initial=0,
+    )
+    players = forms.TypedChoiceField(
+        coerce=int, choices=[(n, str(n)) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)], initial=2
+    )

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from cards.errors import Refused
 from cards.fairness import new_server_seed
 from durak.actor import DurakActor
-from durak.models import DurakSeat
+from durak.models import DurakSeat, DurakTable
 from durak.protocol import ENGINE_ACTIONS
 from durak.table import Act, AddBot, Close, Command, Leave, Ready, Release, Reopen, Sit, Start
 from live import route
@@ -108,4 +108,17 @@ def release_user(table_id: int, user_id: int) -> int | None:
         table_id,
         {"op": "release", "user": user_id},
         lambda: DurakActor.apply_once(table_id, Release(user_id)),
+    )
+
+
+def act_for(table_id: int, user, action: str) -> int | None:
+    """A player's table action (`sit`, `add_bot`) from synchronous code (quick play), through the table's
+    owner, at the table's version as stored now. Returns the new version; raises `Refused`."""
+    version = DurakTable.objects.values_list("version", flat=True).get(pk=table_id)
+    message = {"action": action, "v": version}
+    command = command_of(message, user, barred=user.barred)
+    return DurakRoute.from_sync(
+        table_id,
+        {"op": "act", "message": message, "user": user.pk},
+        lambda: DurakActor.apply_once(table_id, command),
     )

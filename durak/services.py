@@ -8,7 +8,7 @@ from itertools import combinations
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from accounts import limits, selectors
 from cards.errors import Refused
@@ -46,9 +46,7 @@ def open_table(
             raise Refused("too_many_tables", f"You have {mine} open Durak tables already.")
     if user is not None:
         check_stake(user_id=user.pk, stake=stake)
-        balance = selectors.get_balance(user=user) or 0
-        if stake > balance:
-            raise Refused("insufficient_chips", f"Your {balance:,} chips cannot cover a stake of {stake:,}.")
+        check_chips(user=user, stake=stake)
     with transaction.atomic():
         table = DurakTable.objects.create(
             name=name,
@@ -68,6 +66,33 @@ def open_table(
     return table
 
 
+#: Quick play's stakes (0: casual) and its tables' options besides the variant and the number of players.
+QUICK_STAKES = (0, 10, 100, 1000)
+QUICK_OPTIONS = {"attack": "all_sides", "limit": "six", "rated": True, "turn_seconds": 30}
+
+
+def quick_tables(*, user, variant: str, stake: int, players: int) -> QuerySet[DurakTable]:
+    """Public tables quick play may seat `user` at: waiting, of these options, with a free seat, not theirs
+    to sit at already; the fullest first (a game starts sooner)."""
+    return (
+        DurakTable.objects.filter(
+            status=Status.WAITING,
+            is_private=False,
+            quarantined_at=None,
+            closing=False,
+            variant=variant,
+            stake=stake,
+            seats=players,
+            **QUICK_OPTIONS,
+        )
+        .filter(seat_rows__user=None, seat_rows__is_bot=False)
+        .exclude(seat_rows__user=user)
+        .annotate(taken=Count("seat_rows", filter=~Q(seat_rows__user=None) | Q(seat_rows__is_bot=True)))
+        .order_by("-taken", "id")
+        .distinct()
+    )
+
+
 def visible_table(table_id: int, *, user, token: str | None) -> DurakTable | None:
     """The table's row if `user` may see it (a private table: its players, its opener, or with its invitation
     token; `live.private`), else None (also for no such table)."""
@@ -76,6 +101,13 @@ def visible_table(table_id: int, *, user, token: str | None) -> DurakTable | Non
         return row
     seated = user.is_authenticated and DurakSeat.objects.filter(table_id=table_id, user_id=user.pk).exists()
     return row if private.admits(row, user=user, token=token, seated=seated) else None
+
+
+def check_chips(*, user, stake: int) -> None:
+    """Refuse (`insufficient_chips`) a stake the user's balance cannot cover now."""
+    balance = selectors.get_balance(user=user) or 0
+    if stake > balance:
+        raise Refused("insufficient_chips", f"Your {balance:,} chips cannot cover a stake of {stake:,}.")
 
 
 def check_stake(*, user_id: int, stake: int) -> None:

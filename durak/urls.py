@@ -4,6 +4,7 @@ from durak import views
 
 urlpatterns = [
     path("open/", views.open_table, name="durak_open"),
+    path("play/", views.quick_play, name="durak_quick_play"),
     path("<int:table_id>/", views.table, name="durak_table"),
     path("join/<str:token>/", views.join, name="durak_join"),
     path("rules/", views.guide, name="durak_guide"),

@@ -2,6 +2,7 @@
 leaderboard, a player's finished games and a game's replay from its action log."""
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, StreamingHttpResponse
@@ -10,15 +11,16 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
 
 from cards.errors import Refused
-from durak import exports, services
+from durak import exports, quick, services
 from durak.actor import load
 from durak.engine import Match, shuffled_deck, start_game, view_for
 from durak.engine.cards import RANKS, SUITS
 from durak.engine.game import apply
 from durak.engine.rules import VARIANTS
-from durak.forms import OpenDurakTableForm
+from durak.forms import OpenDurakTableForm, QuickPlayForm
 from durak.models import GAME, MAX_TURN_SECONDS, MIN_TURN_SECONDS, DurakGame, DurakTable, Status
 from durak.table import GRACE_SECONDS, READY_SECONDS, bot_name
 from durak.view import table_view
@@ -36,6 +38,22 @@ def open_table(request):
         else:
             return redirect("durak_table", table_id=created.pk)
     return render(request, "durak/open_table.html", {"form": form})
+
+
+@login_required
+@require_POST
+def quick_play(request):
+    """Seat the player for a game of the chosen variant, stake and number of players (`durak.quick`)."""
+    form = QuickPlayForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a variant, a stake and a number of players.")
+        return redirect("lobby")
+    try:
+        table_id = quick.quick_play(user=request.user, **form.cleaned_data)
+    except Refused as refusal:
+        messages.error(request, refusal.message)
+        return redirect("lobby")
+    return redirect("durak_table", table_id=table_id)
 
 
 def table(request, table_id: int):

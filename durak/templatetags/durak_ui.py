@@ -10,6 +10,7 @@ from django.utils.html import format_html
 
 from cards.faces import RANK_LABELS, card_face
 from durak.engine import RANKS, SUITS
+from durak.forms import QuickPlayForm
 
 register = template.Library()
 
@@ -162,3 +163,9 @@ def signed(value) -> str:
     if number == 0:
         return "±0"
     return f"+{number:,}" if number > 0 else f"-{-number:,}"
+
+
+@register.simple_tag
+def quick_play_form():
+    """Quick play's form (`durak.forms.QuickPlayForm`), for the lobby page's Durak footer."""
+    return QuickPlayForm()
