@@ -71,12 +71,18 @@ def _seeded(state: GameState, player: int) -> random.Random:
 
 
 def play(
-    state: GameState, rng: random.Random | None = None, level: str | Sequence[str] = DEFAULT_LEVEL
+    state: GameState,
+    rng: random.Random | None = None,
+    level: str | Sequence[str] = DEFAULT_LEVEL,
+    seen: Seen | None = None,
 ) -> tuple[GameState, list[dict[str, Any]]]:
-    """Bots play `state` to its end, at one `level` or one per seat, each remembering the cards players
-    picked up; the final state and the actions taken."""
+    """Bots play `state` to its end, at one `level` or one per seat, remembering the cards players pick up
+    (from `seen`, the knowledge so far; by default a new game's, or what a state in play shows); the final
+    state and the actions taken."""
     levels = [level] * state.rules.players if isinstance(level, str) else list(level)
-    seen = knowledge.start(state) if not state.discard and state.bout == 0 else knowledge.guess(state)
+    if seen is None:
+        fresh = state.bout == 0 and not state.discard and not state.table
+        seen = knowledge.start(state) if fresh else knowledge.guess(state)
     actions = []
     while (player := actor(state)) is not None:
         action = choose(state, player, rng, levels[player], seen)

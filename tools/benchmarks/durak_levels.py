@@ -7,7 +7,7 @@ two-player games: `--games / 2` provably fair deals (`durak.engine.shuffled_deck
 runs repeat), each played twice with the seats swapped, so neither side gets the better cards. Each bot
 remembers the cards players picked up (`durak.bots.knowledge`), as `durak.bot.play` does. Prints, per level,
 its fool rate against each opponent (the share of games it was left holding cards) with a Wilson 95%
-interval, the draws, and the hard level's time per decision. Figures only.
+interval, the draws, and the hard level's CPU time per decision. Figures only.
 """
 
 import argparse
@@ -36,7 +36,8 @@ def play_game(
     deck: list[str], levels: tuple[str, str], rng: random.Random, variant: str, timings: list
 ) -> int:
     """One two-player game, `levels[seat]` at each seat; the fool's seat, or -1 for a draw. Appends the
-    seconds of each hard decision to `timings`."""
+    CPU seconds of each hard decision to `timings` (the process's, so other work on a shared machine does
+    not count)."""
     state = new_game(DurakRules(players=2, variant=variant), deck)
     seen = knowledge.start(state)
     while (player := actor(state)) is not None:
@@ -44,10 +45,10 @@ def play_game(
         if level == RANDOM:
             action = rng.choice(legal_actions(state, player))
         else:
-            started = time.perf_counter()
+            started = time.process_time()
             action = choose(state, player, rng, level, seen)
             if level == "hard":
-                timings.append(time.perf_counter() - started)
+                timings.append(time.process_time() - started)
         after = apply(state, action)
         seen = knowledge.observe(seen, state, action, after)
         state = after
@@ -145,7 +146,7 @@ def _report(totals: dict[tuple[str, str], dict], timings: list[float]) -> None:
     if timings:
         timings.sort()
         print(
-            f"\nhard: {len(timings):,} decisions, mean {1000 * sum(timings) / len(timings):.0f} ms, "
+            f"\nhard: {len(timings):,} decisions, CPU time mean {1000 * sum(timings) / len(timings):.0f} ms, "
             f"median {1000 * timings[len(timings) // 2]:.0f} ms, 95th percentile "
             f"{1000 * timings[int(0.95 * len(timings))]:.0f} ms, max {1000 * timings[-1]:.0f} ms"
         )
