@@ -28,10 +28,10 @@ from . import actor, knowledge, normal
 from .knowledge import Seen
 
 #: Worlds dealt per decision, at most.
-WORLDS = 16
+WORLDS = 32
 #: Moves played out per decision: no new world is dealt once this many are spent (the last one may pass it
 #: by one world's play-outs). This bounds a decision's time whatever the position.
-MOVES = 2000
+MOVES = 4000
 #: Candidates besides the normal policy's choice, at most.
 CANDIDATES = 5
 #: A candidate replaces the normal policy's choice only if its total beats it by more than this per world.
