@@ -1,6 +1,6 @@
 """Durak bot levels against each other and against random play: two-player fool rates with 95% intervals.
 
-    .venv/bin/python -m tools.benchmarks.durak_levels [--games 40] [--variant podkidnoy] [--processes 2]
+    .venv/bin/python -m tools.benchmarks.durak_levels [--games 24] [--variant podkidnoy] [--processes 2]
 
 For each pair of levels (`durak.bot.LEVELS`, and `random`: a uniformly random legal action), plays `--games`
 two-player games: `--games / 2` provably fair deals (`durak.engine.shuffled_deck`, seeds fixed per pair so
@@ -99,7 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         prog="python -m tools.benchmarks.durak_levels", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--games", type=int, default=40, help="two-player games per pair (an even number)")
+    parser.add_argument("--games", type=int, default=24, help="two-player games per pair (an even number)")
     parser.add_argument("--variant", choices=VARIANTS, default=VARIANTS[0])
     parser.add_argument("--processes", type=int, default=2, help="processes playing the games")
     args = parser.parse_args()
