@@ -6,13 +6,14 @@ opponent's hand exactly.
 
 - Lead: a card the defender cannot beat once the talon is empty (a forced take keeps the lead); else the
   cheapest non-trump, a rank held twice or more counting cheaper (more of it can follow).
-- Add: a card the defender cannot beat first (it forces a take); then cheap cards: non-trumps below a queen
-  while the talon lasts, any non-trump once it is empty, and trumps too when the defender has two cards or
-  fewer and the talon is empty (overload); while the defender takes, only what is worth giving away.
+- Add: a card the defender cannot beat first (it forces a take); then any non-trump, the cheapest first, and
+  trumps too once the talon is empty when the defender or the bot has two cards or fewer (overload, or the
+  last cards); to a defender who takes, non-trumps below a queen while the talon lasts (gifts are cheap).
 - Defend: the cheapest card for each attacking card (the strongest first); take when a card cannot be beaten,
   or when the talon still holds more than a hand and beating would cost a trump of queen or better or two
   trumps. Once the talon is empty, beat whenever possible (every card beaten is one card less to shed).
-- Transfer (perevodnoy) with a non-trump below a queen, or a low trump when beating would cost more.
+- Transfer (perevodnoy) with a non-trump below a queen (any non-trump once the talon is empty), or, when
+  beating would be expensive or impossible, with any non-trump or a trump below a queen.
 """
 
 import random
@@ -26,9 +27,8 @@ from . import knowledge
 from .knowledge import Seen
 
 _QUEEN = RANK_ORDER["Q"]
+#: On a lead, each other card of its rank in the hand makes a non-trump count this much cheaper.
 PAIR_BONUS = 1.5
-#: Add non-trumps below this rank while the talon lasts.
-THROW_BELOW = 9
 #: Add non-trumps below this rank to a defender who takes while the talon lasts.
 GIVE_BELOW = _QUEEN
 #: Take rather than beat expensively while the talon holds more than this many cards.
@@ -119,7 +119,7 @@ def _attack(state: GameState, player: int, options: list[dict[str, Any]], seen: 
     unanswered = forcing([card for card in cards if card[1] != trump_suit or late])
     if unanswered:
         return attack(_cheapest(unanswered, trump_suit))
-    cheap = [c for c in cards if c[1] != trump_suit and (late or RANK_ORDER[c[0]] < THROW_BELOW)]
+    cheap = [card for card in cards if card[1] != trump_suit]
     if late and (len(state.hands[defender]) <= 2 or len(state.hands[player]) <= 2):
         cheap = cards
     return attack(_cheapest(cheap, trump_suit)) if cheap else done
