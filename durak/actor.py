@@ -222,6 +222,7 @@ def load(table_id: int) -> Table:
         stake=row.stake,
         rated=row.rated,
         turn_seconds=row.turn_seconds,
+        bot_level=row.bot_level,
         status=row.status,
         version=row.version,
         deadline=row.deadline,

@@ -1,5 +1,6 @@
 from django import forms
 
+from durak.bot import DEFAULT_LEVEL, LEVELS
 from durak.engine.rules import MAX_PLAYERS, MIN_PLAYERS
 from durak.models import MAX_STAKE, MAX_TURN_SECONDS, MIN_TURN_SECONDS, DurakTable
 from durak.services import QUICK_STAKES
@@ -9,6 +10,13 @@ class OpenDurakTableForm(forms.ModelForm):
     seats = forms.IntegerField(min_value=MIN_PLAYERS, max_value=MAX_PLAYERS, initial=2)
     stake = forms.IntegerField(min_value=0, max_value=MAX_STAKE, initial=0, help_text="0: a casual table.")
     turn_seconds = forms.IntegerField(min_value=MIN_TURN_SECONDS, max_value=MAX_TURN_SECONDS, initial=30)
+    bot_level = forms.ChoiceField(
+        choices=[(level, level.capitalize()) for level in LEVELS],
+        initial=DEFAULT_LEVEL,
+        required=False,
+        label="Bots",
+        help_text="How well the bots added to this table play (normal if not given).",
+    )
     private = forms.BooleanField(
         required=False,
         label="Private table",
@@ -17,7 +25,20 @@ class OpenDurakTableForm(forms.ModelForm):
 
     class Meta:
         model = DurakTable
-        fields = ["name", "variant", "attack", "limit", "seats", "stake", "rated", "turn_seconds"]
+        fields = [
+            "name",
+            "variant",
+            "attack",
+            "limit",
+            "seats",
+            "stake",
+            "rated",
+            "turn_seconds",
+            "bot_level",
+        ]
+
+    def clean_bot_level(self) -> str:
+        return self.cleaned_data["bot_level"] or DEFAULT_LEVEL
 
 
 class QuickPlayForm(forms.Form):

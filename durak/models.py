@@ -11,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from cards.fairness import new_server_seed
+from durak.bot import DEFAULT_LEVEL, LEVELS
 from durak.engine.rules import ATTACK_TYPES, LIMITS, MAX_PLAYERS, MIN_PLAYERS, VARIANTS
 from live.models import LiveTable
 
@@ -40,6 +41,8 @@ class DurakTable(LiveTable):
     stake = models.PositiveIntegerField(default=0, help_text="Chips each human player antes; 0: casual.")
     rated = models.BooleanField(default=True)
     turn_seconds = models.PositiveSmallIntegerField(default=30)
+    #: How well the table's bots play (`durak.bot.LEVELS`).
+    bot_level = models.CharField(max_length=8, choices=_choices(LEVELS), default=DEFAULT_LEVEL)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     # Live state, written by the table's actor only.

@@ -13,6 +13,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from accounts import limits, selectors
 from cards.errors import Refused
 from durak import glicko
+from durak.bot import DEFAULT_LEVEL
 from durak.engine.rules import VARIANTS
 from durak.models import DurakGame, DurakRating, DurakSeat, DurakTable, Status
 from durak.table import bot_name
@@ -34,6 +35,7 @@ def open_table(
     rated: bool,
     turn_seconds: int,
     private: bool = False,
+    bot_level: str = DEFAULT_LEVEL,
 ) -> DurakTable:
     """A new table with `seats` empty seats (the form and the model's constraints check the options). Without
     a `user` it is the site's own table (the demo tables): nobody is its opener, so its games start when every
@@ -57,6 +59,7 @@ def open_table(
             stake=stake,
             rated=rated,
             turn_seconds=turn_seconds,
+            bot_level=bot_level,
             created_by=user,
             is_private=private,
         )
@@ -153,6 +156,7 @@ def _lobby_rows() -> list[dict]:
             "attack": t.get_attack_display(),
             "stake": t.stake,
             "rated": t.rated,
+            "bot_level": t.get_bot_level_display(),
             "seats": t.seats,
             "taken": taken.get(t.pk, 0),
             "status": t.get_status_display(),

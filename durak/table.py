@@ -14,12 +14,13 @@ k-player game whatever the number of seats. The match (passports, who leads) goe
 play; another line-up starts a new one.
 
 Nobody can stall a game. Whoever must move next (`to_act`) has a turn deadline: `turn_seconds` for a
-player, `bot_seconds` for a bot or an away player. When a player's passes, the table moves for them
-(`timeout_action`): an attacker is done, a defender takes, and a lead that is due (a bout cannot be skipped)
-is the bot's cheapest card. A player left without a socket at the table (`Present`: who has one, as the
-table's owner counts them) has `GRACE_SECONDS` to come back; then, or at once if they leave, they are
-`away`: the bot plays their seat to the game's end, and they settle (stake, rating) as the seat does, so an
-absent player left holding cards loses as the fool.
+player, `bot_seconds` for a bot or an away player. A bot moves at the table's `bot_level`. When a player's
+passes, the table moves for them (`timeout_action`): an attacker is done, a defender takes, and a lead that is
+due (a bout cannot be skipped) is the `normal` bot's. A player left without a socket at the table
+(`Present`: who has one, as the table's owner counts them) has `GRACE_SECONDS` to come back; then, or at once
+if they leave, they are `away`: the bot plays their seat to the game's end at `normal` (`STAND_IN_LEVEL`,
+whatever the table's bots play), and they settle (stake, rating) as the seat does, so an absent player left
+holding cards loses as the fool.
 
 Nobody can hold a table between games either. A seated player without a socket there has the same grace,
 then their seat is freed; once a seat is ready, every seated player has `READY_SECONDS` to be ready too, then
@@ -59,6 +60,8 @@ WAITING, PLAYING, CLOSED = "waiting", "playing", "closed"
 GRACE_SECONDS = 30
 #: Between games, how long the seated players have to be ready once a seat is.
 READY_SECONDS = 60
+#: The bot level that moves for a player who is away or whose turn time ran out (whatever the table's bots').
+STAND_IN_LEVEL = "normal"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,8 @@ class Table:
     ready_deadline: datetime | None = None
     #: Staff closed the table during a game: it closes when the game ends.
     closing: bool = False
+    #: How well the table's bots play (`durak.bot.LEVELS`); an away player's seat is played at `normal`.
+    bot_level: str = bot.DEFAULT_LEVEL
 
     def rules(self, players: int) -> DurakRules:
         return DurakRules(players=players, variant=self.variant, attack=self.attack, limit=self.limit)
@@ -602,8 +607,13 @@ def _expire(table: Table, command: Expire, now: datetime, grace_seconds: float) 
     seat, game = table.to_act(), table.game
     if seat is not None and table.turn_deadline is not None and table.turn_deadline <= now:
         assert game is not None  # a seat is to act in a game
-        robot = table.seats[seat].robot
-        action = bot.choose(game.state, seat) if robot else timeout_action(game.state, seat)
+        moving = table.seats[seat]
+        if moving.is_bot:
+            action = bot.choose(game.state, seat, level=table.bot_level)
+        elif moving.away:
+            action = bot.choose(game.state, seat, level=STAND_IN_LEVEL)
+        else:
+            action = timeout_action(game.state, seat)
         assert action is not None  # the seat to act has a move
         return _played(after, seat, action, by_bot=True, seats_changed=changed)
     return Outcome(after, seats_changed=True) if changed else None
@@ -633,13 +643,13 @@ def _expire_waiting(table: Table, command: Expire, now: datetime, grace_seconds:
 
 def timeout_action(state: GameState, seat: int) -> dict:
     """What the table does for a player whose turn time ran out: a defender takes, an attacker is done; a
-    lead cannot be skipped, so it is the bot's (the cheapest card)."""
+    lead cannot be skipped, so it is the `normal` bot's."""
     kinds = {option["action"] for option in legal_actions(state, seat)}
     if "take" in kinds:
         return {"action": "take", "player": seat}
     if "done" in kinds:
         return {"action": "done", "player": seat}
-    lead = bot.choose(state, seat)
+    lead = bot.choose(state, seat, level=STAND_IN_LEVEL)
     assert lead is not None  # the seat whose turn it is has a move
     return lead
 

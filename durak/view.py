@@ -31,6 +31,7 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
             "stake": table.stake,
             "rated": table.rated,
             "turn_seconds": table.turn_seconds,
+            "bot_level": table.bot_level,
             "status": table.status,
             # The next game's server seed is committed before anyone gives a seed for it.
             "next_seed_hash": seed_hash(table.next_server_seed),

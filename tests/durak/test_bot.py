@@ -1,4 +1,5 @@
-"""The bot: its policy on scripted positions, determinism, and many games without an exception."""
+"""The bot: the simple policy (`easy`'s) on scripted positions, determinism, and many games without an
+exception. The levels: `test_bot_levels.py`."""
 
 import multiprocessing
 import random
@@ -8,7 +9,8 @@ from dataclasses import replace
 import pytest
 
 from durak.bot import CYCLE_BOUTS, actor, choose, play
-from durak.engine import DurakRules, apply, new_deck_order, new_game
+from durak.bots import basic
+from durak.engine import DurakRules, apply, legal_actions, new_deck_order, new_game
 from durak.engine.rules import ATTACK_TYPES, LIMITS, VARIANTS
 
 from .conftest import act, all_cards, position, scripted_deck
@@ -17,38 +19,44 @@ from .conftest import act, all_cards, position, scripted_deck
 HANDS = [["9s", "7h", "Qd", "6c", "Ks", "7d"], ["8s", "Ts", "Jh", "Ac", "Qc", "6d"]]
 
 
+def simple(state, player):
+    """The simple policy's action (`easy` plays it when it does not play at random)."""
+    options = legal_actions(state, player)
+    return basic.choose(state, player, options) if options else None
+
+
 def game(**options):
     return new_game(DurakRules(players=2, **options), scripted_deck(HANDS, trump="Tc"), first_attacker=0)
 
 
 def test_leads_the_lowest_non_trump_suits_in_fixed_order():
-    assert choose(game(), 0) == {"action": "attack", "player": 0, "card": "7h"}
-    assert choose(game(), 1) is None
+    assert simple(game(), 0) == {"action": "attack", "player": 0, "card": "7h"}
+    assert simple(game(), 1) is None
 
 
 def test_beats_with_the_cheapest_card():
     state = act(game(), ("attack", 0, "7h"))
-    assert choose(state, 1) == {"action": "beat", "player": 1, "card": "Jh", "target": "7h"}
+    assert simple(state, 1) == {"action": "beat", "player": 1, "card": "Jh", "target": "7h"}
     state = act(game(), ("attack", 0, "9s"))
-    assert choose(state, 1) == {"action": "beat", "player": 1, "card": "Ts", "target": "9s"}
+    assert simple(state, 1) == {"action": "beat", "player": 1, "card": "Ts", "target": "9s"}
 
 
 def test_takes_rather_than_spend_a_high_trump_early():
     state = act(game(), ("attack", 0, "Qd"))
-    assert choose(state, 1) == {"action": "take", "player": 1}
+    assert simple(state, 1) == {"action": "take", "player": 1}
 
 
 def test_spends_trumps_when_the_talon_is_low():
     state = position(DurakRules(players=2), [["Qd", "9s"], ["Qc", "8h"]], "Ac", attacker=0)
     state = act(state, ("attack", 0, "Qd"))
-    assert choose(state, 1) == {"action": "beat", "player": 1, "card": "Qc", "target": "Qd"}
+    assert simple(state, 1) == {"action": "beat", "player": 1, "card": "Qc", "target": "Qd"}
 
 
 def test_throws_in_cheap_cards_keeps_high_ones_and_trumps():
     state = act(game(), ("attack", 0, "7h"), ("beat", 1, "Jh", "7h"))
-    assert choose(state, 0) == {"action": "attack", "player": 0, "card": "7d"}
+    assert simple(state, 0) == {"action": "attack", "player": 0, "card": "7d"}
     state = act(state, ("attack", 0, "7d"), ("take", 1))
-    assert choose(state, 0) == {"action": "done", "player": 0}  # no other seven
+    assert simple(state, 0) == {"action": "done", "player": 0}  # no other seven
 
 
 def test_transfers_when_cheap_in_perevodnoy():
@@ -59,18 +67,18 @@ def test_transfers_when_cheap_in_perevodnoy():
         ["6s", "6h", "6d", "9s", "9d", "Td"],
     ]
     state = act(position(rules, hands, "Ac", attacker=0), ("attack", 0, "7s"))
-    assert choose(state, 1) == {"action": "transfer", "player": 1, "card": "7h"}
+    assert simple(state, 1) == {"action": "transfer", "player": 1, "card": "7h"}
 
 
 def test_passport_throws_the_defenders_passport_rank_first():
     rules = DurakRules(players=2, variant="passport")
     hands = [["7s", "7h", "Th", "Ad"], ["Tc", "9d", "Qs", "Kd"]]
     state = position(rules, hands, "Ac", attacker=0, passports=("6", "T"))
-    assert choose(state, 0) == {"action": "attack", "player": 0, "card": "7s"}
+    assert simple(state, 0) == {"action": "attack", "player": 0, "card": "7s"}
     state = act(state, ("attack", 0, "7s"), ("beat", 1, "Tc", "7s"))
-    assert choose(state, 0) == {"action": "attack", "player": 0, "card": "Th"}  # it forces a take
+    assert simple(state, 0) == {"action": "attack", "player": 0, "card": "Th"}  # it forces a take
     state = act(state, ("attack", 0, "Th"))
-    assert choose(state, 1) == {"action": "take", "player": 1}
+    assert simple(state, 1) == {"action": "take", "player": 1}
 
 
 def test_deterministic_without_a_generator_reproducible_with_a_seeded_one():

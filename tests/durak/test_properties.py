@@ -36,7 +36,12 @@ def probe(rng: random.Random, state: GameState) -> dict:
     card = rng.choice(hand) if hand and rng.random() < 0.7 else rng.choice(ALL_CARDS)
     targets = [attack for attack, defence in state.table if defence is None]
     target = rng.choice(targets) if targets and rng.random() < 0.8 else rng.choice(ALL_CARDS)
-    return {"action": rng.choice(ACTIONS), "player": player, "card": card, "target": target}
+    return {"action": rng.choice(MOVES), "player": player, "card": card, "target": target}
+
+
+#: The moves of play, accepted exactly when `legal_actions` lists them; `surrender` is open to any player
+#: still in the game at any time and listed nowhere (the loop below checks it apart).
+MOVES = tuple(action for action in ACTIONS if action != "surrender")
 
 
 def canonical(action: dict) -> dict:
@@ -76,6 +81,14 @@ def test_random_games_keep_every_invariant(rules, seed):
             with pytest.raises(Refused):
                 apply(state, attempt)
             assert json.dumps(state.to_dict()) == before
+        quitter = rng.randrange(rules.players)
+        if quitter in state.out:
+            with pytest.raises(Refused):
+                apply(state, {"action": "surrender", "player": quitter})
+        else:
+            conceded = apply(state, {"action": "surrender", "player": quitter})
+            assert (conceded.finished, conceded.fool) == (True, quitter)
+            assert sorted(all_cards(conceded)) == DECK
         options = [action for player in range(rules.players) for action in legal_actions(state, player)]
         assert options, "nobody can move in an unfinished game"
         action = rng.choice(options)

@@ -2,8 +2,10 @@
 
     .venv/bin/python -m tools.benchmarks.durak_bots [--games 10000] [--players 2 3 4 5 6]
         [--variants podkidnoy perevodnoy passport] [--attack all_sides] [--limit six] [--processes 1]
+        [--level normal]
 
-Plays `--games` bot games (`durak.bot`) per variant and player count, each dealt from a provably fair deck
+Plays `--games` bot games (`durak.bot`, every seat at `--level`; the levels against each other:
+`durak_levels.py`) per variant and player count, each dealt from a provably fair deck
 (`durak.engine.shuffled_deck`, seeds fixed per configuration so runs repeat). Seats are counted from the first
 attacker of the game (0 = first attacker, 1 = first defender, ...; the lowest trump leads each game, the
 deal itself is symmetric). Prints per configuration: games per second (one process), the draw rate, the mean
@@ -19,13 +21,14 @@ import random
 import time
 from multiprocessing import Pool
 
-from durak.bot import actor, choose, play
+from durak.bot import DEFAULT_LEVEL, LEVELS, actor, choose, play
+from durak.bots import knowledge
 from durak.engine import DurakRules, apply, new_game, shuffled_deck
 from durak.engine.rules import ATTACK_TYPES, LIMITS, VARIANTS
 
 
-def run(config: tuple[str, int, str, str, int]) -> dict:
-    variant, players, attack, limit, games = config
+def run(config: tuple[str, int, str, str, int, str]) -> dict:
+    variant, players, attack, limit, games, level = config
     rules = DurakRules(players=players, variant=variant, attack=attack, limit=limit)
     label = f"{variant}:{players}:{attack}:{limit}"
     server_seed = hashlib.sha256(label.encode()).hexdigest()
@@ -37,11 +40,14 @@ def run(config: tuple[str, int, str, str, int]) -> dict:
         deck = shuffled_deck(server_seed=server_seed, client_seed="durak-bots", nonce=nonce)
         state = new_game(rules, deck)
         first = state.attacker
+        seen = knowledge.start(state)
         while not state.out:
-            state = apply(state, choose(state, actor(state), rng))
+            action = choose(state, actor(state), rng, level, seen)
+            after = apply(state, action)
+            seen, state = knowledge.observe(seen, state, action, after), after
         if len(state.out) == 1:  # players leaving together share no first place
             first_out[(state.out[0] - first) % players] += 1
-        state, _ = play(state, rng)
+        state, _ = play(state, rng, level, seen)
         bouts += state.bout
         promotions += len(state.promoted)
         if state.fool is None:
@@ -70,9 +76,12 @@ def main() -> None:
     parser.add_argument("--attack", choices=ATTACK_TYPES, default="all_sides")
     parser.add_argument("--limit", choices=LIMITS, default="six")
     parser.add_argument("--processes", type=int, default=1, help="configurations played in parallel")
+    parser.add_argument("--level", choices=LEVELS, default=DEFAULT_LEVEL)
     args = parser.parse_args()
-    configs = [(v, p, args.attack, args.limit, args.games) for v in args.variants for p in args.players]
-    print(f"{args.games:,} games per configuration, attack {args.attack}, limit {args.limit}")
+    configs = [
+        (v, p, args.attack, args.limit, args.games, args.level) for v in args.variants for p in args.players
+    ]
+    print(f"{args.games:,} games per configuration at {args.level}, attack {args.attack}, limit {args.limit}")
     print(f"cores {os.cpu_count()}, processes {args.processes}, load average {os.getloadavg()[0]:.1f}")
     print("seats from the first attacker: 0 = first attacker, 1 = first defender, ...")
     started = time.perf_counter()
