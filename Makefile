@@ -39,7 +39,8 @@ test-services: $(STAMP)
 coverage: $(STAMP)
 	$(PY) -m pytest -m "" --cov --cov-report=term $(PYTEST_ARGS)
 
-## make run-cluster N=2: N Daphne processes on ports 8001.. sharing PostgreSQL and Redis (docs/deployment.md)
+## make run-cluster N=2: N Daphne processes on ports 8001.. sharing PostgreSQL and Redis, behind HAProxy on
+## http://127.0.0.1:8000 (docs/deployment.md; BALANCER=none: the processes alone)
 run-cluster: $(STAMP)
 	N=$(or $(N),2) bash scripts/run-cluster.sh
 

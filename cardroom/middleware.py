@@ -1,5 +1,5 @@
 """Site-wide request checks that run before any view, the answer to a request that found the database's
-connections all busy, and the websocket handshake's Origin check."""
+connections all busy, the load balancer's health check, and the websocket handshake's Origin check."""
 
 import asyncio
 import logging
@@ -107,6 +107,30 @@ class PageShare:
             return await self.application(scope, receive, send)
         finally:
             self._permits.release()
+
+
+#: The path the load balancer's health check asks (`HealthCheck`).
+HEALTH_PATH = "/healthz"
+
+
+class HealthCheck:
+    """ASGI middleware: `GET /healthz` is answered 200 here, before Django, `PageShare` and the database. It
+    tells a load balancer that this process is up and its event loop turns: a killed process refuses the
+    connection and a paused or stuck one does not answer, and either is taken out of rotation. It says nothing
+    about the database on purpose: an outage there is every process's alike, and the pages and sockets answer
+    it themselves (503, `unavailable`); a balancer that took every process out would answer nothing at all.
+    Nor does the check wait for a page permit: under a burst of pages `GET /` waited its turn, and a busy
+    process would have been taken out."""
+
+    def __init__(self, application) -> None:
+        self.application = application
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] != HEALTH_PATH:
+            return await self.application(scope, receive, send)
+        headers = [(b"content-type", b"text/plain"), (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"ok\n"})
 
 
 async def _busy(send) -> None:

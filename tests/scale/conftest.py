@@ -7,7 +7,8 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from tests.scale.servers import Server
+from tests.scale.servers import Cluster, Server
+from tools import haproxy
 
 TERMINATE = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s"
 
@@ -32,6 +33,29 @@ def servers(transactional_db):
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def cluster(servers):
+    """`cluster(count=2, **env)`: `count` Daphne processes (as `servers`) behind HAProxy on a free port,
+    stopped after the test. Without haproxy the test skips, except under CI (CI=true), where it fails: CI
+    installs it (.ci/run), and the balancer the docs describe must be what CI runs."""
+    if not haproxy.available():
+        message = "needs HAProxy: apt-get install -y haproxy"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI installs it: .ci/run)")
+        pytest.skip(message)
+    started: list[Cluster] = []
+
+    def start(count: int = 2, **env) -> Cluster:
+        behind = {"BEHIND_PROXY": "1", "daphne_args": ["--proxy-headers", *env.pop("daphne_args", ())]}
+        made = Cluster([servers(**behind, **env) for _ in range(count)]).start()
+        started.append(made)
+        return made
+
+    yield start
+    for made in started:
+        made.stop()
 
 
 @pytest.fixture

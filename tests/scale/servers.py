@@ -1,6 +1,7 @@
 """Real server processes for the scale and fault tests: Daphne started as a subprocess on a free port, serving
 the test database (the name pytest-django gave it, passed as DATABASE_URL, or SQLITE_PATH on SQLite) and the
-given Redis; and a private redis-server for tests that restart Redis.
+given Redis; several of them behind HAProxy as `make run-cluster` runs them (`Cluster`); and a private
+redis-server for tests that restart Redis.
 
 Not a test module. The processes run the whole site as `make run-cluster` does (with Daphne's own options:
 no `--websocket-max-message-size`, which would cap what the server sends too), with the table clock on.
@@ -19,6 +20,8 @@ from urllib.parse import quote
 
 from django.conf import settings
 from django.db import connection
+
+from tools.haproxy import Balancer, server_name
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 30.0
@@ -120,6 +123,37 @@ class Server:
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+class Cluster:
+    """Server processes behind HAProxy (`tools.haproxy.Balancer`, deploy/haproxy.cfg.template), as
+    scripts/run-cluster.sh starts them: clients connect to `url`, a table's sockets go to one process by their
+    path, and the processes trust the balancer's X-Forwarded-* headers (BEHIND_PROXY=1, --proxy-headers)."""
+
+    def __init__(self, servers: list[Server]) -> None:
+        self.servers = servers
+        self.balancer = Balancer([f"127.0.0.1:{server.port}" for server in servers])
+
+    @property
+    def url(self) -> str:
+        return self.balancer.url
+
+    def ws(self, path: str) -> str:
+        return self.balancer.url.replace("http", "ws", 1) + path
+
+    def name(self, server: Server) -> str:
+        """The balancer's name for a process (in its log and its health checks' states)."""
+        return server_name(self.servers.index(server))
+
+    def by_name(self, name: str) -> Server:
+        return next(server for server in self.servers if self.name(server) == name)
+
+    def start(self) -> "Cluster":
+        self.balancer.start()
+        return self
+
+    def stop(self) -> None:
+        self.balancer.stop()
 
 
 class PrivateRedis:

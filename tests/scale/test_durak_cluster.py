@@ -1,10 +1,12 @@
 """Durak tables on the shared live runtime across processes (issues 24 and 26): two Daphne processes on
 PostgreSQL and Redis. (a) A player whose socket is on the process that does not own the table plays a whole
 game through the owner: every command crosses the channel layer and the owner's actor applies it, under the
-one lease it held from the start. (b) The owner is killed outright mid-game: its player reconnects to the
-other process and leaves the seat to the bot (`unavailable` until the dead owner's lease has lapsed), the
-other process takes the table over (a new epoch) and the bots finish the game there. After both: the action
-log replays to the stored game (no move applied twice or lost), the chips conserved (audit clean)."""
+one lease it held from the start. (b) Behind HAProxy (the configuration `make run-cluster` runs), the owner
+the table's path was routed to is killed outright mid-game: its player reconnects through HAProxy, which sends
+the socket to the other process, and leaves the seat to the bot (`unavailable` until the dead owner's lease
+has lapsed), the other process takes the table over (a new epoch) and the bots finish the game there. After
+both: the action log replays to the stored game (no move applied twice or lost), the chips conserved (audit
+clean)."""
 
 import asyncio
 import secrets
@@ -151,14 +153,13 @@ def test_a_player_on_the_non_owner_plays_a_game_through_the_owner(servers):
     assert report.ok, report.discrepancies
 
 
-def test_the_table_of_a_killed_owner_is_taken_over_and_the_bots_finish_the_game(servers):
-    first = servers(**FAST_BOTS)
-    second = servers(**FAST_BOTS)
+def test_the_table_of_a_killed_owner_is_taken_over_and_the_bots_finish_the_game(cluster):
+    site = cluster(2, **FAST_BOTS)
     alice, bob = player("alice"), player("bob")
     table = open_table(alice, seats=3, stake=50)
 
     async def scenario():
-        a, b = [await joined(first, table.pk, user) for user in (alice, bob)]
+        a, b = [await joined(site, table.pk, user) for user in (alice, bob)]
         await a.send({"action": "sit", "v": a.version})
         await b.until_version(1)
         await b.send({"action": "sit", "v": b.version})
@@ -182,20 +183,26 @@ def test_the_table_of_a_killed_owner_is_taken_over_and_the_bots_finish_the_game(
         assert a.state["table"]["status"] == "playing"
         await a.close()
         owner, epoch, _ = await in_a_thread(lease_of, table.pk)
-        assert f".{first.process.pid}." in owner
+        first = next(server for server in site.servers if f".{server.process.pid}." in owner)
         first.kill()
         killed_at = time.monotonic()
-        # Alice comes back on the second process and leaves her seat to the bot too.
-        client = await joined(second, table.pk, alice)
+        # Alice comes back, through HAProxy on the other process, and leaves her seat to the bot too.
+        client = await joined(site, table.pk, alice)
         unavailable = await left(client)
         await client.close()
         await until(lambda: game_over(table.pk), "the bots finish the game")
-        return owner, epoch, time.monotonic() - killed_at, unavailable
+        return first, owner, epoch, time.monotonic() - killed_at, unavailable
 
-    dead, epoch, took, unavailable = asyncio.run(scenario())
+    first, dead, epoch, took, unavailable = asyncio.run(scenario())
+    second = next(server for server in site.servers if server is not first)
     owner, new_epoch, _ = lease_of(table.pk)
     assert owner != dead  # taken over
+    assert f".{second.process.pid}." in owner  # by the process HAProxy sent alice's socket to
     assert new_epoch > epoch
+    # Every socket of the table went where its path was routed: the owner, then the other process only.
+    routes = [name for name, path in site.balancer.routes() if path == f"/ws/durak/{table.pk}/"]
+    assert routes[:2] == [site.name(first)] * 2, routes
+    assert set(routes[2:]) == {site.name(second)}, routes
     print(
         f"\nDurak take-over after SIGKILL of the owner: the game finished {took:.1f} s after the kill "
         f"({unavailable} command(s) answered `unavailable` meanwhile)"

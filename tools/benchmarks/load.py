@@ -9,11 +9,14 @@
         --think 2000 \
         --format html --goal-ms 5000
 
-Starts N Daphne processes on consecutive free ports against PostgreSQL (DATABASE_URL, default a database
-`blackjack_bench` on 127.0.0.1, created and migrated) and Redis (REDIS_URL, default db 4 on 127.0.0.1), with
-DEBUG off, then runs the load test (`python -m tools.loadtest`) once per table count (players spread over the
-processes), prints one line per run and a verdict, and writes every result to --json. The p99 that counts is
-the larger of the two latencies (to the acting client and to the other players). Runs stop growing once a load
+Starts N Daphne processes on free ports against PostgreSQL (DATABASE_URL, default a database `blackjack_bench`
+on 127.0.0.1, created and migrated) and Redis (REDIS_URL, default db 4 on 127.0.0.1), with DEBUG off, then
+runs the load test (`python -m tools.loadtest`) once per table count (players spread over the processes),
+prints one line per run and a verdict, and writes every result to --json. With more than one process the load
+clients go through HAProxy (`--balancer haproxy`, the default then: the configuration `make run-cluster` runs,
+`tools.haproxy`), which routes each table's sockets to one process by their path; `--balancer none` points
+them at the processes directly, each table's players on one process (`--route`). The p99 that counts is the
+larger of the two latencies (to the acting client and to the other players). Runs stop growing once a load
 misses the goal. `--think MS` gives every bot a human pause before each action (passed on to the load test);
 without it the bots act as fast as the flow allows. `--repeat N` runs each table count N times and judges it
 by the median of their p99 (single runs on these machines differ by up to half), printing every run and the
@@ -36,6 +39,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from tools import haproxy
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -178,8 +183,15 @@ def main() -> None:
         "--route",
         choices=("player", "table"),
         default="table",
-        help="table (the default): all of a table's players on one process, as the documented load balancer "
-        "routes them; player: each table's players spread over the processes (passed to loadtest)",
+        help="without a balancer, table (the default): all of a table's players on one process, as the "
+        "documented load balancer routes them; player: each table's players spread over the processes "
+        "(passed to loadtest)",
+    )
+    parser.add_argument(
+        "--balancer",
+        choices=("haproxy", "none"),
+        help="haproxy (the default with more than one process): the load clients connect to HAProxy in front "
+        "of the processes; none: to the processes directly (as --route says)",
     )
     parser.add_argument(
         "--repeat",
@@ -205,25 +217,37 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.balancer is None:
+        args.balancer = "haproxy" if args.processes > 1 else "none"
+    if args.balancer == "haproxy" and not haproxy.available():
+        parser.error("HAProxy is not installed (apt-get install -y haproxy); or run with --balancer none")
 
     env = environment()
     create_database(env)
+    if args.balancer == "haproxy":
+        env["BEHIND_PROXY"] = "1"  # as scripts/run-cluster.sh starts them behind it
     ports = [free_port() for _ in range(args.processes)]
     servers = []
     for port in ports:
         command = [PYTHON, "-m", "cardroom.serve", "-b", "127.0.0.1", "-p", str(port)]
         command += ["--websocket_connect_timeout", "30"]  # as scripts/run-cluster.sh starts them
+        if args.balancer == "haproxy":
+            command.append("--proxy-headers")
         command.append("cardroom.asgi:application")
         servers.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL))
     results, loads = [], []
+    balancer = None
     try:
         for port in ports:
             wait_for(port)
         urls = [f"http://127.0.0.1:{port}" for port in ports]
+        if args.balancer == "haproxy":
+            balancer = haproxy.Balancer([f"127.0.0.1:{port}" for port in ports]).start()
+            urls = [balancer.url]
         for tables in [int(part) for part in args.tables.split(",")]:
             runs = []
             for _ in range(args.repeat):
-                result = run_once(args, env, servers, urls, tables)
+                result = run_once(args, env, servers, urls, tables, balancer)
                 if result is None:
                     break
                 runs.append(result)
@@ -241,6 +265,8 @@ def main() -> None:
             if not load["within"] and not args.keep_going:
                 break
     finally:
+        if balancer is not None:
+            balancer.stop()
         stop(servers)
     best = max((load for load in loads if load["within"]), key=lambda load: load["tables"], default=None)
     judged = "p99" if args.repeat == 1 else f"median p99 of {args.repeat} runs"
@@ -299,9 +325,12 @@ def speed_probe() -> float:
     return round(1000 * best, 1)
 
 
-def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: int) -> dict | None:
-    """One load test of `tables` tables against the running servers: its result with the CPU figures added,
-    printed; None if the load test failed."""
+def run_once(
+    args, env: dict[str, str], servers: list, urls: list[str], tables: int, balancer=None
+) -> dict | None:
+    """One load test of `tables` tables against the running servers (through `balancer`, a running
+    `tools.haproxy.Balancer`, if given): its result with the CPU figures added, printed; None if the load test
+    failed."""
     vacuum(env)
     probe_before = speed_probe()
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
@@ -316,10 +345,13 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
             command += ["--url", url]
         sampler = CpuSampler([server.pid for server in servers])
         sampler.start()
+        balancer_sampler = CpuSampler([balancer.process.pid] if balancer is not None else [])
+        balancer_sampler.start()
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(command, cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
-        sampler.done.set()
-        sampler.join()
+        for each in (sampler, balancer_sampler):
+            each.done.set()
+            each.join()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         tester_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
         result = json.loads(Path(out.name).read_text() or "null")
@@ -327,6 +359,7 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
         print(f"{tables} tables: the load test failed", flush=True)
         return None
     result["processes"] = args.processes
+    result["balancer"] = args.balancer
     result["speed_probe_ms"] = [probe_before, speed_probe()]
     result["load_average"] = os.getloadavg()
     # CPU in the measured window only (accounts, seating and draining left out). Server CPU per action is what
@@ -338,11 +371,14 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
     result["machine_cpu_ms_per_action"] = round(1000 * machine_cpu / max(result["actions"], 1), 2)
     result["machine_busy"] = round(machine_cpu / (result["seconds"] * os.cpu_count()), 2)
     result["load_tester_cpu_s"] = round(tester_cpu, 2)
+    balancer_cpu, _ = balancer_sampler.between(*result["window"])
+    result["balancer_cpu_ms_per_action"] = round(1000 * balancer_cpu / max(result["actions"], 1), 3)
     actor, others = result["latency_ms"]["actor"], result["latency_ms"]["others"]
     connections = result.get("postgres_connections") or {}
     print(
         f"{args.processes} process(es) {tables:4d} tables x {args.players} {args.format} players, "
-        f"think {args.think} ms{', eager' if args.eager else ''}, route {args.route}: "
+        f"think {args.think} ms{', eager' if args.eager else ''}, "
+        f"{'through HAProxy' if balancer is not None else f'route {args.route}'}: "
         f"{result['rounds_per_s']:7.1f} rounds/s {result['actions_per_s']:8.1f} actions/s | "
         f"actor p50/p95/p99/max {actor['p50']}/{actor['p95']}/{actor['p99']}/{actor['max']} ms | "
         f"others {others['p50']}/{others['p95']}/{others['p99']}/{others['max']} ms | "
@@ -350,6 +386,7 @@ def run_once(args, env: dict[str, str], servers: list, urls: list[str], tables: 
         f"audit {'ok' if result['audit']['ok'] else 'FAILED'} | "
         f"PostgreSQL connections peak {connections.get('peak', '-')} | "
         f"CPU ms/action server {result['server_cpu_ms_per_action']} "
+        f"{f'HAProxy {result["balancer_cpu_ms_per_action"]} ' if balancer is not None else ''}"
         f"machine {result['machine_cpu_ms_per_action']} (busy {result['machine_busy']:.0%}) | "
         f"load {result['load_average'][0]:.1f} | speed probe {result['speed_probe_ms'][0]}/"
         f"{result['speed_probe_ms'][1]} ms",
