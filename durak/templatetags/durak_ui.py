@@ -145,6 +145,12 @@ def last_move(view: dict) -> str:
 
 
 @register.filter
+def seat_html(kept, seat: dict) -> str:
+    """The seat's markup as this viewer sees it, rendered once a version (`durak.rendering.Kept`)."""
+    return kept.seat(seat["seat"], seat["you"])
+
+
+@register.filter
 def rank_label(rank: str) -> str:
     """A rank as players write it: "T" -> "10"."""
     return RANK_LABELS.get(rank, rank)
