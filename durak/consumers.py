@@ -5,21 +5,19 @@ The site's consumer pipeline (`live.consumer.TableConsumer`: connect, rate limit
 the owner's route, presence, chat and reactions, one refusal message, a clean close whatever happens) with
 Durak's hooks: its protocol's fields (`durak.protocol`), its way to a table's owner (`durak.remote`), and each
 viewer's own view of a version (`durak.view.table_view`: a player never receives another's hand or the
-talon's order), as JSON or the regions of `durak/partials/live.html`.
+talon's order), as JSON or the regions of `durak/partials/live.html` (`durak.rendering`: what all viewers
+see alike rendered once a version).
 """
 
 import json
 
-from django.template.loader import render_to_string
-
 from durak import protocol, services
 from durak.models import GAME
 from durak.remote import DurakRoute
+from durak.rendering import LIVE_TEMPLATE, live_html
 from durak.table import Table
 from durak.view import table_view
 from live.consumer import TableConsumer, Unavailable
-
-LIVE_TEMPLATE = "durak/partials/live.html"
 
 
 class DurakConsumer(TableConsumer):
@@ -36,7 +34,7 @@ class DurakConsumer(TableConsumer):
         view = table_view(shared, self.user.pk if self.user.is_authenticated else None)
         if self.json_format:
             return json.dumps(view)
-        return render_to_string(LIVE_TEMPLATE, {"view": view, "oob": True, "error": error})
+        return live_html(shared, view, error)
 
     def marked_gone(self, shared: Table) -> bool:
         mine = shared.seat_of(self.user.pk)

@@ -1,9 +1,11 @@
 """Template helpers of the Durak pages: labels and the JSON each button sends. No rules here: what may be
 played comes from the engine's `allowed` list in the view."""
 
+import functools
 import json
 
 from django import template
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html
@@ -142,6 +144,19 @@ def last_move(view: dict) -> str:
         else:
             text += " (their time ran out)"
     return text + "."
+
+
+@register.filter
+@functools.lru_cache(maxsize=64)
+def card_html(card: str) -> str:
+    """A card's face (the `card` partial of the live table), rendered once per card in this process."""
+    return render_to_string("durak/partials/live.html#card", {"card": card})
+
+
+@register.filter
+def seat_html(kept, seat: dict) -> str:
+    """The seat's markup as this viewer sees it, rendered once a version (`durak.rendering.Kept`)."""
+    return kept.seat(seat["seat"], seat["you"])
 
 
 @register.filter

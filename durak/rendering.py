@@ -1,0 +1,79 @@
+"""The live Durak table as HTML fragments for one viewer (`durak/partials/live.html`, swapped out-of-band by
+htmx).
+
+A version's board (the trump, the talon, the bout's pairs, the last move) is the same for every viewer, and so
+is each seat but for its "you" mark: these partials are rendered once per version, from the spectator's view
+(which holds no hand), and kept with the version; each viewer renders only its own regions around them (the
+status line, the hand, the controls, the error). Without this, a table of four players and a spectator
+rendered the whole template five times after every action.
+
+What is kept is one `Kept` per table, for the version asked for last (the table object the fan-out hands to
+every viewer of the process: the same object for all of them), at most `KEPT_TABLES` tables, the least
+recently asked for dropped first.
+"""
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
+
+from durak.table import Table
+from durak.view import table_view
+
+LIVE_TEMPLATE = "durak/partials/live.html"
+#: How many tables' kept fragments this process holds (each: one version's board and seats).
+KEPT_TABLES = 1024
+
+
+class Kept:
+    """The fragments of one version of a table that every viewer sees alike, each rendered on first use."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._view: dict[str, Any] | None = None
+        self._fragments: dict[tuple, SafeString] = {}
+
+    @property
+    def view(self) -> dict[str, Any]:
+        """The spectator's view of the version: all the kept fragments are rendered from it."""
+        if self._view is None:
+            self._view = table_view(self.table, None)
+        return self._view
+
+    def _render(self, key: tuple, partial: str, **extra: Any) -> SafeString:
+        if key not in self._fragments:
+            view = self.view
+            context = {"view": view, "t": view["table"], "g": view["game"], **extra}
+            self._fragments[key] = render_to_string(f"{LIVE_TEMPLATE}#{partial}", context)
+        return self._fragments[key]
+
+    @property
+    def board(self) -> SafeString:
+        return self._render(("board",), "board")
+
+    def seat(self, number: int, you: bool) -> SafeString:
+        """Seat `number` as its own player sees it (`you`) or as everyone else does."""
+        return self._render(("seat", number, you), "seat", s={**self.view["seats"][number], "you": you})
+
+
+_kept: OrderedDict[int, Kept] = OrderedDict()
+_lock = threading.Lock()
+
+
+def kept(table: Table) -> Kept:
+    """The kept fragments of this version of `table`: of this very object (one read again is another)."""
+    with _lock:
+        found = _kept.get(table.id)
+        if found is None or found.table is not table:
+            found = _kept[table.id] = Kept(table)
+        _kept.move_to_end(table.id)
+        while len(_kept) > KEPT_TABLES:
+            _kept.popitem(last=False)
+        return found
+
+
+def live_html(table: Table, view: dict[str, Any], error: dict[str, str] | None = None) -> str:
+    """Every region of the live table for the viewer whose view of `table` is `view` (with `error`)."""
+    return render_to_string(LIVE_TEMPLATE, {"view": view, "oob": True, "error": error, "kept": kept(table)})
