@@ -438,9 +438,12 @@ def _release(table: Table, command: Release) -> Outcome | None:
 
 
 def _closed_if_empty(table: Table) -> Table:
-    """A table between games that no player holds a seat at closes (its bots leave): it leaves the lobby."""
+    """A table between games that no player holds a seat at: its bots leave, and a player's table closes (it
+    leaves the lobby); the site's own (no opener: the demo tables) stays open for the next players."""
     if table.status != WAITING or any(seat.user_id is not None for seat in table.seats):
         return table
+    if table.opener is None:
+        return replace(table, seats=tuple(Seat(seat.number) for seat in table.seats))
     return _closed(table)
 
 

@@ -448,3 +448,13 @@ def test_staff_close_a_table_in_a_game_when_the_game_ends():
     kept = _play_to_the_end(run(two_players(), Close(), Reopen()))
     assert kept.status == WAITING
     assert not kept.closing
+
+
+def test_the_site_s_own_table_stays_open_when_its_last_player_leaves_and_a_player_s_closes():
+    """The demo tables (no opener) wait for the next players with their bots gone; a table a player opened
+    leaves the lobby once nobody holds a seat."""
+    site = run(new_table(opener=None), Sit(ALICE, "Alice"), AddBot(ALICE), Leave(ALICE))
+    assert site.status == WAITING
+    assert all(seat.empty for seat in site.seats)
+    own = run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), Leave(ALICE))
+    assert own.status == CLOSED
