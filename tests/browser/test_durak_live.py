@@ -13,6 +13,9 @@ from tests.durak.live.conftest import open_durak_table
 pytestmark = [pytest.mark.browser]
 expect.set_options(timeout=10_000)
 MOVES = 400
+#: Where a player taps a card of the hand: its left edge, the part of a fanned card always in view (the
+#: next card covers its middle in a big hand).
+CARD_EDGE = {"x": 8, "y": 30}
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +72,10 @@ def test_a_player_plays_durak_against_a_bot_to_the_result(transactional_db, open
         before = status.get_attribute("data-v")
         playable = page.locator("#durak-hand button.card-button[data-send]")
         choice = page.locator("#durak-controls button[data-action]")
-        (playable.first if playable.count() else choice.first).click()
+        if playable.count():
+            playable.first.click(position=CARD_EDGE)  # a fanned card shows its left edge
+        else:
+            choice.first.click()
         expect(status).not_to_have_attribute("data-v", before)
     result = page.locator("#durak-result")
     expect(result).to_be_visible()
@@ -97,7 +103,7 @@ def _move_if_mine(page, *, keyboard: bool = False) -> bool:
     if keyboard:
         control.press("Enter")
     else:
-        control.click()
+        control.click(position=CARD_EDGE if playable.count() else None)
     expect(status).not_to_have_attribute("data-v", before)
     return True
 
