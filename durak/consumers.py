@@ -12,7 +12,7 @@ import json
 
 from django.template.loader import render_to_string
 
-from durak import protocol, services
+from durak import protocol, refusals, services
 from durak.models import GAME
 from durak.remote import DurakRoute
 from durak.table import Table
@@ -37,6 +37,9 @@ class DurakConsumer(TableConsumer):
         if self.json_format:
             return json.dumps(view)
         return render_to_string(LIVE_TEMPLATE, {"view": view, "oob": True, "error": error})
+
+    def refusal_text(self, code: str, message: str) -> str:
+        return refusals.translated(code, message)
 
     def marked_gone(self, shared: Table) -> bool:
         mine = shared.seat_of(self.user.pk)

@@ -233,6 +233,10 @@ class TableConsumer(LiveConsumer):
         """The command sent to the table's owner for a player's parsed message."""
         return {"op": "act", "message": message}
 
+    def refusal_text(self, code: str, message: str) -> str:
+        """A refusal's message in the connection's language (the game's pure code words it in English)."""
+        return message
+
     # --- connecting ---
 
     async def connect(self):
@@ -482,7 +486,7 @@ class TableConsumer(LiveConsumer):
     async def send_error(self, code: str, message: str, *, fresh: bool = False) -> None:
         """A refusal: a JSON `error`, or the game's error fragment; then the fresh state if asked (a stale
         version)."""
-        error = {"code": code, "message": message}
+        error = {"code": code, "message": message if self.json_format else self.refusal_text(code, message)}
         if self.json_format:
             await self.send(text_data=json.dumps({"type": "error", **error}))
             if fresh:
