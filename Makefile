@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-slow test-services coverage lint format clean run-cluster
+.PHONY: run test test-slow test-services coverage lint format clean run-cluster messages
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $$(sh scripts/find-python.sh) -m venv $(VENV)
@@ -51,6 +51,13 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+
+## make messages: collect the marked strings into locale/ru/LC_MESSAGES/django.po (needs GNU gettext), then
+## compile it; commit both files (a fresh machine serves the translation without gettext)
+MESSAGES_IGNORE := --ignore=tests --ignore=tools --ignore=staticfiles --ignore=deploy --ignore=docs --ignore=locale
+messages: $(STAMP)
+	$(PY) manage.py makemessages --locale ru --no-obsolete --add-location file $(MESSAGES_IGNORE)
+	$(PY) manage.py compilemessages --locale ru --ignore=.venv
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .

@@ -64,6 +64,9 @@ class User(AbstractUser):
     )
     #: The table page's choices that follow the player from browser to browser (`accounts.preferences`).
     preferences = models.JSONField(default=dict, blank=True)
+    #: The site's language this player chose with the header's switch (`accounts.language`); blank: never
+    #: chosen (the browser's language cookie or Accept-Language decides).
+    language = models.CharField(max_length=8, blank=True, default="", choices=settings.LANGUAGES)
 
     @property
     def barred(self) -> bool:

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_noop
 
 
 class BlackjackConfig(AppConfig):
@@ -21,7 +22,7 @@ class BlackjackConfig(AppConfig):
         games.register(
             games.Game(
                 name=GAME,
-                label="Blackjack",
+                label=gettext_noop("Blackjack"),
                 actor=BlackjackActor,
                 read_view=viewmodel.read_shared,
                 chips_in_play=selectors.chips_in_play,

@@ -54,9 +54,13 @@ MIDDLEWARE = [
     "cardroom.middleware.BusyDatabaseMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After the session, before CommonMiddleware (Django's order): the language from the cookie the language
+    # switch sets or Accept-Language; then, once the user is known, the language stored on their account.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.language.AccountLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -211,7 +215,11 @@ if EMAIL_BACKEND_PATH.endswith("smtp.EmailBackend"):
     }
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "cardroom@localhost")
 
-LANGUAGE_CODE = "en-us"
+# English by default; Russian for Durak's players (issue 33). The choice is made with the header's switch
+# (`accounts.language`): a cookie for a visitor, stored on the account of a logged-in user.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ru", "Русский")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_noop
 
 
 class DurakConfig(AppConfig):
@@ -16,7 +17,7 @@ class DurakConfig(AppConfig):
         games.register(
             games.Game(
                 name=GAME,
-                label="Durak",
+                label=gettext_noop("Durak"),
                 actor=DurakActor,
                 read_view=load,
                 chips_in_play=services.chips_in_play,

@@ -11,7 +11,7 @@ see alike rendered once a version).
 
 import json
 
-from durak import protocol, services
+from durak import protocol, refusals, services
 from durak.models import GAME
 from durak.remote import DurakRoute
 from durak.rendering import LIVE_TEMPLATE, live_html
@@ -35,6 +35,9 @@ class DurakConsumer(TableConsumer):
         if self.json_format:
             return json.dumps(view)
         return live_html(shared, view, error)
+
+    def refusal_text(self, code: str, message: str) -> str:
+        return refusals.translated(code, message)
 
     def marked_gone(self, shared: Table) -> bool:
         mine = shared.seat_of(self.user.pk)

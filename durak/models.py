@@ -9,6 +9,7 @@ server seed is shown only once the game is over.
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from cards.fairness import new_server_seed
 from durak.bot import DEFAULT_LEVEL, LEVELS
@@ -22,14 +23,31 @@ MAX_STAKE = 100_000
 MIN_TURN_SECONDS, MAX_TURN_SECONDS = 10, 300
 
 
+#: The names of the table's options (`durak.engine.rules`, `durak.bot.LEVELS`) in the viewer's language.
+OPTION_LABELS = {
+    "podkidnoy": _("Podkidnoy"),
+    "perevodnoy": _("Perevodnoy"),
+    "passport": _("Passport"),
+    "one_side": _("One side"),
+    "neighbours": _("Neighbours"),
+    "all_sides": _("All sides"),
+    "six": _("Six"),
+    "five_first_bout": _("Five first bout"),
+    "no_limit": _("No limit"),
+    "easy": _("Easy"),
+    "normal": _("Normal"),
+    "hard": _("Hard"),
+}
+
+
 def _choices(values) -> list[tuple[str, str]]:
-    return [(value, value.replace("_", " ").capitalize()) for value in values]
+    return [(value, OPTION_LABELS[value]) for value in values]
 
 
 class Status(models.TextChoices):
-    WAITING = "waiting", "Waiting for players"
-    PLAYING = "playing", "Playing"
-    CLOSED = "closed", "Closed"
+    WAITING = "waiting", _("Waiting for players")
+    PLAYING = "playing", _("Playing")
+    CLOSED = "closed", _("Closed")
 
 
 class DurakTable(LiveTable):

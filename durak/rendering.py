@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.safestring import SafeString
 
 from durak.table import Table
@@ -43,6 +44,7 @@ class Kept:
         return self._view
 
     def _render(self, key: tuple, partial: str, **extra: Any) -> SafeString:
+        key = (*key, translation.get_language())  # each language's viewers get their own words
         if key not in self._fragments:
             view = self.view
             context = {"view": view, "t": view["table"], "g": view["game"], **extra}

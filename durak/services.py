@@ -152,14 +152,15 @@ def _lobby_rows() -> list[dict]:
         {
             "id": t.pk,
             "name": t.name,
-            "variant": t.get_variant_display(),
-            "attack": t.get_attack_display(),
+            # In the language of the page or socket the section is rendered for (a section is never shared).
+            "variant": str(t.get_variant_display()),
+            "attack": str(t.get_attack_display()),
             "stake": t.stake,
             "rated": t.rated,
-            "bot_level": t.get_bot_level_display(),
+            "bot_level": str(t.get_bot_level_display()),
             "seats": t.seats,
             "taken": taken.get(t.pk, 0),
-            "status": t.get_status_display(),
+            "status": str(t.get_status_display()),
             "status_code": t.status,
         }
         for t in tables

@@ -52,9 +52,10 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import Error as DatabaseFailure
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.functional import LazyObject, empty
 
-from accounts import sockets
+from accounts import language, sockets
 from cards.errors import Refused
 from live import chat, fanout, forward, games, process
 from live.protocol import BAD_MESSAGE, MAX_FRAME_BYTES, RATE_LIMITED, Fields, frame_size, parse
@@ -140,17 +141,27 @@ class LiveConsumer(AsyncWebsocketConsumer):
     balance_template = "live/balance.html"
     balance_partials: tuple[str, ...] = ("nav_balance",)
     json_format = False
+    #: The language this connection's fragments are rendered in (`accounts.language.of_scope`), found once
+    #: when it opens: every handler runs in it (`dispatch`, and a table's worker).
+    language: str | None = None
+
+    async def dispatch(self, message):
+        with translation.override(self.language):
+            await super().dispatch(message)
 
     async def websocket_connect(self, message):
         """Join the group that closes this socket when its session ends (`accounts.sockets`) before anything
         else, so that the end of a session cannot slip between the check of the session and the join. The
-        process's receiver of forwarded commands (`live.forward`) starts with its first socket."""
+        process's receiver of forwarded commands (`live.forward`) starts with its first socket. The
+        connection's language is found first, so that everything it is sent is in that language."""
         forward.listen()
         user = unwrapped(self.scope.get("user"))
+        self.language = language.of_scope({**self.scope, "user": user})
         if user is not None and user.is_authenticated:
             self.groups = [sockets.user_group(user.pk)]
             self.session_id = sockets.session_id(getattr(self.scope.get("session"), "session_key", None))
-        await super().websocket_connect(message)
+        with translation.override(self.language):
+            await super().websocket_connect(message)
 
     def balance_seen(self, user_id: int, balance: int) -> None:
         """The user's balance, read afresh after a `balance_changed`: what the page keeps of it."""
@@ -221,6 +232,10 @@ class TableConsumer(LiveConsumer):
     def command(self, message: dict[str, Any]) -> dict[str, Any]:
         """The command sent to the table's owner for a player's parsed message."""
         return {"op": "act", "message": message}
+
+    def refusal_text(self, code: str, message: str) -> str:
+        """A refusal's message in the connection's language (the game's pure code words it in English)."""
+        return message
 
     # --- connecting ---
 
@@ -337,7 +352,8 @@ class TableConsumer(LiveConsumer):
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+        with translation.override(self.language):
+            await handler(message)
 
     async def receive(self, text_data=None, bytes_data=None):
         """A frame arrives. It is counted here, on arrival (the limit is on what the client sends, however
@@ -368,7 +384,8 @@ class TableConsumer(LiveConsumer):
         while True:
             frame = await self.inbox.get()
             try:
-                await self.handle_frame(frame)
+                with translation.override(self.language):
+                    await self.handle_frame(frame)
             except Exception:
                 logger.exception("%s table %s: a frame could not be handled", self.game, self.table_id)
                 await self.close(code=INTERNAL_ERROR)
@@ -469,7 +486,7 @@ class TableConsumer(LiveConsumer):
     async def send_error(self, code: str, message: str, *, fresh: bool = False) -> None:
         """A refusal: a JSON `error`, or the game's error fragment; then the fresh state if asked (a stale
         version)."""
-        error = {"code": code, "message": message}
+        error = {"code": code, "message": message if self.json_format else self.refusal_text(code, message)}
         if self.json_format:
             await self.send(text_data=json.dumps({"type": "error", **error}))
             if fresh:

@@ -5,6 +5,7 @@ Everything here formats what the view model already says; no rule of the game is
 
 from django import template
 from django.template.loader import get_template
+from django.utils.translation import get_language
 
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
@@ -343,8 +344,8 @@ def seat_markup(context, seat: dict, you: dict | None, table: dict) -> str:
     sit = "" if seat.get("player") else _sit_offer(you)
     shared = context.get("shared")
 
-    def kept(key: tuple, render):
-        return render() if shared is None else shared.keep(key, render)
+    def kept(key: tuple, render):  # markup is kept per language: viewers of a version may differ in theirs
+        return render() if shared is None else shared.keep((*key, get_language()), render)
 
     def hands() -> str:
         return get_template(f"{LIVE_TEMPLATE}#seat_hands").render({"seat": seat, "t": table})
@@ -367,7 +368,7 @@ def table_part(context, name: str) -> str:
         return get_template(f"{LIVE_TEMPLATE}#{name}").render({"t": view["table"], "v": view["v"]})
 
     shared = context.get("shared")
-    return render() if shared is None else shared.keep(("table_part", name), render)
+    return render() if shared is None else shared.keep(("table_part", name, get_language()), render)
 
 
 def _sit_offer(you: dict | None) -> str:

@@ -9,10 +9,12 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html
+from django.utils.translation import gettext, pgettext
 
 from cards.faces import RANK_LABELS, card_face
 from durak.engine import RANKS, SUITS
 from durak.forms import QuickPlayForm
+from durak.models import OPTION_LABELS
 
 register = template.Library()
 
@@ -23,15 +25,28 @@ def _short(card: str) -> str:
 
 
 @register.filter
-def action_label(action: dict) -> str:
+def action_label(action: dict, taking: bool = False) -> str:
+    """A move's button, in the words players say at the table: "Done" is "Бито" in Russian when it ends a bout
+    of beaten cards, and "Пас" while the defender takes (`taking`: nothing more to throw in)."""
     name = action["action"]
     if name == "attack":
-        return f"Play {_short(action['card'])}"
+        return gettext("Play %(card)s") % {"card": _short(action["card"])}
     if name == "beat":
-        return f"Beat {_short(action['target'])} with {_short(action['card'])}"
+        return gettext("Beat %(target)s with %(card)s") % {
+            "target": _short(action["target"]),
+            "card": _short(action["card"]),
+        }
     if name == "transfer":
-        return f"Transfer with {_short(action['card'])}"
-    return {"take": "Take", "done": "Done", "surrender": "Surrender"}.get(name, name)
+        return gettext("Transfer with %(card)s") % {"card": _short(action["card"])}
+    if name == "take":
+        return pgettext("durak: the defender takes the cards", "Take")
+    if name == "done":
+        if taking:
+            return pgettext("durak: nothing more to throw in while the defender takes", "Done")
+        return pgettext("durak: the attacker ends the bout, every card beaten", "Done")
+    if name == "surrender":
+        return pgettext("durak: concede the game", "Surrender")
+    return name
 
 
 @register.filter
@@ -109,16 +124,6 @@ def player_name(game: dict, seat) -> str:
     return names[seat] if seat is not None and 0 <= seat < len(names) else ""
 
 
-_DID = {
-    "attack": "plays",
-    "beat": "beats",
-    "transfer": "transfers with",
-    "take": "takes",
-    "done": "is done",
-    "surrender": "concedes the game",
-}
-
-
 @register.filter
 def last_move(view: dict) -> str:
     """The game's last move in words: "Bob beats 7♥ with 9♥", "Bot 2 takes", and when a player's move was
@@ -130,20 +135,30 @@ def last_move(view: dict) -> str:
     seat = view["seats"][last["seat"]]
     action, name = last["action"], player_name(game, last["seat"])
     kind = action["action"]
+    words = {"name": name, "card": _short(action["card"]) if "card" in action else ""}
     if kind == "beat":
-        text = f"{name} beats {_short(action['target'])} with {_short(action['card'])}"
-    elif "card" in action:
-        text = f"{name} {_DID.get(kind, kind)} {_short(action['card'])}"
+        words["target"] = _short(action["target"])
+        text = gettext("%(name)s beats %(target)s with %(card)s") % words
+    elif kind == "attack":
+        text = gettext("%(name)s plays %(card)s") % words
+    elif kind == "transfer":
+        text = gettext("%(name)s transfers with %(card)s") % words
+    elif kind == "take":
+        text = gettext("%(name)s takes") % words
+    elif kind == "done":
+        text = gettext("%(name)s is done") % words
+    elif kind == "surrender":
+        text = gettext("%(name)s concedes the game") % words
     else:
-        text = f"{name} {_DID.get(kind, kind)}"
+        text = f"{name} {kind}"
     if last["by_bot"] and not game["bots"][last["seat"]]:
         if seat["away"]:
-            text += " (the bot plays for them)"
+            text = gettext("%(move)s (the bot plays for them)") % {"move": text}
         elif kind == "done":
-            text += " (nothing to add)"
+            text = gettext("%(move)s (nothing to add)") % {"move": text}
         else:
-            text += " (their time ran out)"
-    return text + "."
+            text = gettext("%(move)s (their time ran out)") % {"move": text}
+    return gettext("%(move)s.") % {"move": text}
 
 
 @register.filter
@@ -163,6 +178,13 @@ def seat_html(kept, seat: dict) -> str:
 def rank_label(rank: str) -> str:
     """A rank as players write it: "T" -> "10"."""
     return RANK_LABELS.get(rank, rank)
+
+
+@register.filter
+def option_label(value: str) -> str:
+    """A table option's name in the viewer's language: "all_sides" -> "All sides"."""
+    label = OPTION_LABELS.get(value)
+    return str(label) if label is not None else words(value)
 
 
 @register.filter
