@@ -101,11 +101,11 @@ def test_viewers_of_one_version_share_the_seats_markup_yet_each_gets_their_own_p
                 assert live_html(found, user=viewer) == _uncached(found, viewer)
     assert {"betting", "playing", "settled"} <= phases
     kept = {key for key in shared._kept if key[0] == "seat"}
-    assert {
-        ("seat", 1, True, ""),
-        ("seat", 1, False, ""),
-        ("seat", 2, False, "take"),
-        ("seat", 2, False, "sit"),
+    assert {  # each kept in the viewers' language
+        ("seat", 1, True, "", "en"),
+        ("seat", 1, False, "", "en"),
+        ("seat", 2, False, "take", "en"),
+        ("seat", 2, False, "sit", "en"),
     } <= kept
 
 
