@@ -1,6 +1,6 @@
 """What a Durak table has from the platform, in real Chromium (issue 31): chat and quick reactions between
 two players (one on a 390 px phone), a private table reached only through its invitation link, and staff
-closing the table from the admin while players watch it."""
+closing the table from the admin and opening it again while a player watches it."""
 
 import pytest
 from playwright.sync_api import expect
@@ -45,7 +45,9 @@ def test_a_private_table_opens_only_through_its_invitation_link(transactional_db
     expect(host.locator("#durak-seats")).to_contain_text("Omar")
 
 
-def test_staff_close_a_durak_table_from_the_admin_and_its_players_see_it(transactional_db, open_page):
+def test_staff_close_and_reopen_a_durak_table_from_the_admin_and_its_players_see_it(
+    transactional_db, open_page
+):
     nina = make_player("nina", "Nina")
     staff = make_player("boss", "Boss")
     type(staff).objects.filter(pk=staff.pk).update(is_staff=True, is_superuser=True)
@@ -62,3 +64,10 @@ def test_staff_close_a_durak_table_from_the_admin_and_its_players_see_it(transac
     expect(admin.locator(".messagelist")).to_be_visible()
     expect(player.locator("#durak-controls")).to_contain_text("This table is closed")
     assert DurakTable.objects.get(pk=table.pk).status == "closed"
+    # Staff open it again: the page shows the waiting room, and she may sit down again.
+    admin.goto("/admin/durak/duraktable/")
+    admin.locator(f'input[name="_selected_action"][value="{table.pk}"]').check()
+    admin.locator('select[name="action"]').select_option("reopen_tables")
+    admin.get_by_role("button", name="Run").click()
+    expect(player.locator("#durak-status")).to_have_attribute("data-status", "waiting")
+    expect(player.locator("#durak-controls").get_by_role("button", name="Sit down")).to_be_visible()
