@@ -54,7 +54,7 @@ def test_a_player_who_left_the_game_still_reads_their_own_result(open_durak, ali
     elif fool == view["game"]["played"]:
         assert "You are the fool." in text
     else:
-        assert "A bot is the fool. You are out of it." in text  # the bot left with the table's close
+        assert "A bot is the fool. You won." in text  # the bot left with the table's close
     assert not re.search(r"(^|[.>]) +is the fool", text)  # never a blank name
     assert "replay" in text  # her replay and deck check links
 
