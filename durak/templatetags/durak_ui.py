@@ -175,6 +175,12 @@ def seat_html(kept, seat: dict) -> str:
 
 
 @register.filter
+def backs(count) -> range:
+    """The card backs drawn for an opponent's hand: one a card, at most eight (the count says the rest)."""
+    return range(min(int(count or 0), 8))
+
+
+@register.filter
 def rank_label(rank: str) -> str:
     """A rank as players write it: "T" -> "10"."""
     return RANK_LABELS.get(rank, rank)

@@ -36,6 +36,9 @@ def test_the_last_move_is_told_in_words_and_a_seat_without_cards_shows_no_count(
     face = f"{'10' if card[0] == 'T' else card[0]}{ {'s': '♠', 'h': '♥', 'd': '♦', 'c': '♣'}[card[1]] }"
     assert f"{player.public_name} plays {face}." in text_of(html)
     assert "None card" not in html  # the two empty seats have no count
+    # Bob's hand drawn as backs, one a card; Alice sees her own cards, not backs.
+    bob_seat = actor.state.seat_of(bob.pk).number
+    assert html.count('<span class="back"></span>') == len(actor.state.game.state.hands[bob_seat])
     assert 'data-confirm="Leave this game?' in html  # leaving a game asks first
 
 
