@@ -57,6 +57,26 @@ class DatabaseCpu:
         return None if now is None else now - self.start
 
 
+def prepare_site() -> tempfile.TemporaryDirectory:
+    """Set Django up for a benchmark in this process (DEBUG off; DATABASE_URL, or SQLite in a scratch folder,
+    returned to be kept alive), migrate the database and collect the static files the views name."""
+    scratch = tempfile.TemporaryDirectory()
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["DATABASE_URL"] = f"sqlite:///{scratch.name}/cost.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardroom.settings")
+    os.environ.setdefault("DEBUG", "0")
+    os.environ.setdefault("SECRET_KEY", "action-cost-benchmark-only")
+    os.environ.setdefault("LOG_LEVEL", "ERROR")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    call_command("collectstatic", verbosity=0, interactive=False)  # DEBUG=0: the views name hashed files
+    return scratch
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -78,23 +98,9 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    scratch = tempfile.TemporaryDirectory()
-    if not os.environ.get("DATABASE_URL"):
-        os.environ["DATABASE_URL"] = f"sqlite:///{scratch.name}/cost.sqlite3"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardroom.settings")
-    os.environ.setdefault("DEBUG", "0")
-    os.environ.setdefault("SECRET_KEY", "action-cost-benchmark-only")
-    os.environ.setdefault("LOG_LEVEL", "ERROR")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("collectstatic", verbosity=0, interactive=False)  # DEBUG=0: the views name hashed files
-
+    _scratch = prepare_site()  # kept alive: the scratch SQLite database lives in it
     from django.contrib.auth import get_user_model
+    from django.db import connection
 
     from blackjack import actors, services
     from blackjack.engine.rules import PRESETS

@@ -24,14 +24,13 @@ import cProfile
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tools.benchmarks.action_cost import DatabaseCpu  # noqa: E402
+from tools.benchmarks.action_cost import DatabaseCpu, prepare_site  # noqa: E402
 
 PLAYERS = 4
 
@@ -51,24 +50,11 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    scratch = tempfile.TemporaryDirectory()
-    if not os.environ.get("DATABASE_URL"):
-        os.environ["DATABASE_URL"] = f"sqlite:///{scratch.name}/cost.sqlite3"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardroom.settings")
-    os.environ.setdefault("DEBUG", "0")
-    os.environ.setdefault("SECRET_KEY", "action-cost-benchmark-only")
-    os.environ.setdefault("LOG_LEVEL", "ERROR")
     os.environ["LIVE_TIMERS"] = "0"  # nobody waits here: every move is made at once
-    import django
-
-    django.setup()
+    _scratch = prepare_site()  # kept alive: the scratch SQLite database lives in it
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import AnonymousUser
-    from django.core.management import call_command
     from django.db import connection
-
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("collectstatic", verbosity=0, interactive=False)  # DEBUG=0: the views name hashed files
 
     from durak import bot, services
     from durak.actor import DurakActor
