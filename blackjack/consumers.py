@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from blackjack import actors, protocol, remote
 from blackjack.models import GAME, Table
-from blackjack.rendering import LIVE_TEMPLATE, live_html
+from blackjack.rendering import BALANCE_REGIONS, LIVE_TEMPLATE, Page, live_html
 from blackjack.viewmodel import (
     Frame,
     TableUnavailable,
@@ -51,6 +51,7 @@ class BlackjackConsumer(TableConsumer):
         self.frames_from: datetime | None = None
         self.balance: int | None = None  # the viewer's as last shown (a view without their seat shows it)
         self.shared: _Shared | None = None  # the latest version's shared part this connection was handed
+        self.page = Page()  # what the browser's page holds of what this connection sent (HTML only)
 
     def visible(self, table_id: int, user, token: str | None) -> None:
         try:
@@ -61,6 +62,7 @@ class BlackjackConsumer(TableConsumer):
     def balance_seen(self, user_id: int, balance: int) -> None:
         actors.balance_seen(user_id, balance)  # the next views of the tables here show it
         self.balance = balance
+        self.page.forget(*BALANCE_REGIONS)  # the notice rewrites them on the page
 
     def marked_gone(self, shared: _Shared) -> bool:
         mine = [row for row in shared.seat_rows.values() if row.user_id == self.user.pk]
@@ -82,10 +84,15 @@ class BlackjackConsumer(TableConsumer):
             # (a slow delivery delays the dealer's turn for this viewer rather than skipping its first cards).
             self.settled_at, self.frames_from = shared.reveal[0], now
         frame = frame_at(shared, now, start=self.frames_from)
-        if (shared.version, frame.index) > (self.sent_version, self.sent_frame) or force:
+        built, sent = (shared.version, frame.index), (self.sent_version, self.sent_frame)
+        if built > sent or (force and built == sent):
             found = view_of(frame.shared, self.user, balance=self.balance)
             self.balance = found.balance  # kept for when they hold no seat (after leaving)
-            await self._deliver(found.version, self._encode(found, error), frame=frame.index, force=force)
+            page = self.page.copy()
+            text = self._encode(found, error, page)
+            if self._claim(found.version, frame.index, force=force):
+                self.page = page
+                await self.send(text_data=text)
         self._pace(shared, frame)
 
     def _pace(self, shared: _Shared, frame: Frame) -> None:
@@ -103,13 +110,15 @@ class BlackjackConsumer(TableConsumer):
         """Send the viewer's current view, read from the database, unless this connection already has that
         version (or a newer one); `force` sends it again at the same version."""
         try:
-            shared, frame, text = await database_sync_to_async(self._build)(error)
+            shared, frame, text, page = await database_sync_to_async(self._build)(error)
         except Table.DoesNotExist:
             await self.close()
             return
         if self.shared is None or shared.version >= self.shared.version:
             self.shared = shared
-        await self._deliver(shared.version, text, frame=frame.index, force=force)
+        if self._claim(shared.version, frame.index, force=force):
+            self.page = page  # a whole page: what the browser holds now
+            await self.send(text_data=text)
         self._pace(shared, frame)
         self._reannounce(shared)
 
@@ -117,25 +126,33 @@ class BlackjackConsumer(TableConsumer):
         """The current view again (after a stale-version refusal): from the latest shared part this
         connection was handed when that is the version this process's actor holds (the table as it is), else
         read from the database (the owner is elsewhere, or the actor reloaded a version no viewer was shown:
-        another writer's)."""
+        another writer's). The page gets what it lacks, and the version its forms send in any case."""
+        self.page.forget("table_version")
         shared = self.shared
         if shared is None or shared.version != actors.version_in_memory(self.table_id):
             await self.send_view(force=True, error=error)
             return
         frame = frame_at(shared, timezone.now(), start=self.frames_from)
         found = view_of(frame.shared, self.user, balance=self.balance)
-        await self._deliver(shared.version, self._encode(found, error), frame=frame.index, force=True)
+        page = self.page.copy()
+        text = self._encode(found, error, page)
+        if self._claim(shared.version, frame.index, force=True):
+            self.page = page
+            await self.send(text_data=text)
 
-    def _build(self, error: dict[str, str] | None) -> tuple[_Shared, Frame, str]:
+    def _build(self, error: dict[str, str] | None) -> tuple[_Shared, Frame, str, Page]:
         shared = read_shared(self.table_id)
         if shared.reveal is not None and shared.reveal[0] != self.settled_at:
             self.settled_at, self.frames_from = shared.reveal[0], None  # connecting: the frame of the moment
         frame = frame_at(shared, timezone.now(), start=self.frames_from)
         found = view_of(frame.shared, self.user, balance=own_balance(shared, self.user))
         self.balance = found.balance
-        return shared, frame, self._encode(found, error)
+        page = Page()
+        return shared, frame, self._encode(found, error, page), page
 
-    def _encode(self, found: ViewerView, error: dict[str, str] | None) -> str:
+    def _encode(self, found: ViewerView, error: dict[str, str] | None, page: Page) -> str:
+        """The viewer's message: JSON, or the HTML regions `page` lacks (all of them for an empty one), which
+        `page` then records."""
         if self.json_format:
             return found.json(lean=self.lean)
-        return live_html(found, user=self.user, error=error)
+        return live_html(found, user=self.user, error=error, page=page)

@@ -1,33 +1,227 @@
-"""The live table as HTML fragments for one viewer (`tables/partials/live.html`, swapped out-of-band by htmx).
+"""The live table as HTML fragments for one viewer (`blackjack/partials/live.html`, swapped out of band).
 
-The regions every viewer sees alike (the dealer, the event log, the shoe) are rendered once per table
-version and language and kept with the version's shared view (`blackjack.viewmodel`). Of the viewer's own
-regions (status, seats, controls, balance, the flash message), the seats are markup the viewers share too,
-but for the viewer's "you" marks and sit buttons: each seat is rendered once per version (and language) for
-each such variant and kept (`table_ui.seat_markup`, which finds the version in the context as `shared`), so
-each viewer renders only the small rest. A browser table of five players would otherwise render the whole
-template for every one of them after every action.
+A viewer's page is a set of regions (the version's number, the status strip, each seat, the controls, the
+dealer, the event log, the shoe, the header's balance, the flash message). Each region is a function of a
+few inputs, its *key*: `Page` remembers the key of each region a connection's page holds, and a version's
+message carries only the regions whose key changed since (the event log only its new lines), so most
+viewers of an action get the version number, a seat or two and a log line, not the whole table.
+
+A region is rendered once per version and key (kept with the version's shared view part), so the viewers
+who see a region alike (every viewer for the dealer, the log and the shoe; the players not on turn for a
+seat; the spectators for everything) share one rendering. The keys name every input of a region's
+markup: `tests/blackjack/test_rendering.py` plays random rounds and checks that every viewer's page, put
+together from these messages, is the page a full rendering gives.
 """
 
+from collections.abc import Callable, Hashable
 from typing import Any
 
+import orjson
 from django.template.loader import render_to_string
 from django.utils.translation import get_language
 
 from blackjack.viewmodel import ViewerView
+from live.templatetags.live_ui import seconds_left
 
 LIVE_TEMPLATE = "blackjack/partials/live.html"
-SHARED_REGIONS = ("dealer", "event_log", "shoe_info")
-OWN_REGIONS = ("table_status", "seats", "controls", "nav_balance", "flash")
+#: A full page's regions, in the order a message carries them.
+REGIONS = (
+    "table_version",
+    "table_status",
+    "dealer",
+    "seats",
+    "controls",
+    "nav_balance",
+    "flash",
+    "event_log",
+    "shoe_info",
+)
+#: The regions the balance notice (`balance.changed`) rewrites outside these messages.
+BALANCE_REGIONS = ("table_status", "nav_balance")
 
 
-def live_html(found: ViewerView, *, user, error: dict[str, str] | None = None) -> str:
-    """Every region of the live table for the viewer of `found` (with `error` in the flash region)."""
-    context = {"view": found.view, "user": user, "error": error, "shared": found.shared}
-    own = "".join(render_to_string(f"{LIVE_TEMPLATE}#{region}", context) for region in OWN_REGIONS)
-    return own + found.shared.keep(("live_html", get_language()), lambda: _shared_html(found.view["table"]))
+class Page:
+    """What one connection's page holds: each region's key as last sent, each seat's, and the newest line of
+    the event log. Empty: the page holds nothing this connection sent (the next message is a full one)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, Hashable] = {}
+        self.seats: dict[int, Hashable] = {}
+        self.events: list[dict[str, Any]] = []  # the log's lines, oldest first
+
+    def copy(self) -> "Page":
+        page = Page()
+        page.keys, page.seats, page.events = dict(self.keys), dict(self.seats), self.events
+        return page
+
+    def forget(self, *regions: str) -> None:
+        """The page's copy of `regions` changed by other means: send them again with the next message."""
+        for region in regions:
+            self.keys.pop(region, None)
 
 
-def _shared_html(table: dict[str, Any]) -> str:
-    context = {"view": {"table": table}}
-    return "".join(render_to_string(f"{LIVE_TEMPLATE}#{region}", context) for region in SHARED_REGIONS)
+def live_html(
+    found: ViewerView, *, user, error: dict[str, str] | None = None, page: Page | None = None
+) -> str:
+    """The message of `found` for its viewer: every region (without `page`: a fresh page), or only those that
+    differ from what `page` holds, which it then records as held. `error` goes in the flash region."""
+    view, shared = found.view, found.shared
+    language = get_language()
+    context = {"view": view, "user": user, "error": error, "shared": shared}
+    keys = _keys(view, user, error)
+    fresh = page is None or not page.keys
+    parts: list[str] = []
+    for region in REGIONS:
+        if region == "seats":
+            parts.append(_seats(view, context, language, page, fresh=fresh))
+            continue
+        if region == "event_log" and not fresh:
+            parts.append(_new_events(view, context, language, page))
+            continue
+        key = keys[region]
+        if not fresh and page.keys.get(region) == key and not (region == "flash" and error):
+            if region == "table_status" and page.keys.get("countdown") != keys["countdown"]:
+                parts.append(_countdown(view, context, language, keys["countdown"]))  # it alone changed
+            continue  # (a refusal is shown each time, even the same one again)
+        kept: tuple = (region, key, language)
+        if region == "table_status" and view["table"]["deadline"]:
+            kept += (seconds_left(view["table"]["deadline"]),)  # the countdown in it starts from it
+        parts.append(_kept(shared, kept, lambda r=region: _render(r, context)))
+    if page is not None:
+        page.keys = keys
+        page.events = view["table"]["events"]
+    return "".join(parts)
+
+
+def _countdown(view: dict[str, Any], context: dict[str, Any], language: str, key: Hashable) -> str:
+    """The status's countdown alone (the same for every viewer of a version)."""
+    kept = ("countdown", key, language, seconds_left(view["table"]["deadline"]) if key[0] else None)
+    return _kept(context["shared"], kept, lambda: _render("countdown", {**context, "oob": True}))
+
+
+def _render(region: str, context: dict[str, Any]) -> str:
+    return render_to_string(f"{LIVE_TEMPLATE}#{region}", context)
+
+
+def _kept(shared, key: Hashable, render: Callable[[], str]) -> str:
+    return shared.keep(key, render)
+
+
+def _json(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _keys(view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str, Hashable]:
+    """Every input of each region but the seats and the log (whose parts are keyed one by one)."""
+    from blackjack.templatetags.table_ui import can_insure, phase_title, round_outcome, turn_seat
+
+    table, you = view["table"], view["you"]
+    turn = turn_seat(table)
+    mine = tuple(you["seats"])
+    limits = (table["id"], table["min_bet"], table["max_bet"])
+    outcome = round_outcome(view) if table["phase"] == "settled" else None
+    return {
+        "table_version": view["v"],
+        "table_status": _json(
+            [
+                limits,
+                table["phase"],
+                phase_title(table),
+                table["round_number"],
+                None if turn is None else [turn["seat"], turn.get("display_name"), turn["seat"] in mine],
+                you["allowed"],
+                [seat["seat"] for seat in table["seats"] if seat.get("sitting_out") and seat["seat"] in mine],
+                you["balance"],
+                outcome,
+            ]
+        ),
+        "countdown": (table["deadline"], table["deadline_seconds"]),
+        "dealer": _json(table["dealer"]),
+        "controls": _json(
+            [
+                limits,
+                user.is_authenticated,
+                table["phase"],
+                table["turn"] if table["turn"] and table["turn"]["seat"] in mine else None,
+                table["rules"].get("dealer_peek"),
+                table["rules"].get("original_bets_only"),
+                mine,
+                you["allowed"],
+                you["allowed_by_seat"],
+                you["can_sit"],
+                you["hint"],
+                can_insure(view) if "insurance" in you["allowed"] else None,
+            ]
+        ),
+        "event_log": None,  # keyed by its newest line (`Page.newest_event`)
+        "shoe_info": _json([table["shoe"], table["next_shoe_hash"]]),
+        "nav_balance": you["balance"],
+        "flash": None if error is None else (error["code"], error["message"]),
+    }
+
+
+def _seats(
+    view: dict[str, Any], context: dict[str, Any], language: str, page: Page | None, *, fresh: bool
+) -> str:
+    """The seats: the whole list for a fresh page, else each seat whose markup the page does not hold (a
+    seat's markup is a function of its entry, the phase, and whether the viewer sits there or may sit)."""
+    from blackjack.templatetags.table_ui import is_mine, seat_markup, seat_slots, sit_offer
+
+    table, you = view["table"], view["you"]
+    slots = seat_slots(table)
+    settled = table["phase"] == "settled"  # the one fact of the table's a seat shows (ready, insurance paid)
+    keys = {
+        slot["seat"]: (
+            _json(slot),
+            settled and bool(slot["player"]),
+            is_mine(slot, you),
+            sit_offer(you, slot),
+            language,
+        )
+        for slot in slots
+    }
+    held = page.seats if page is not None else {}
+    if fresh or held.keys() != keys.keys():
+        html = _render("seats", context)
+        if page is not None:
+            page.seats = keys
+        return html
+    parts = []
+    for slot in slots:
+        number = slot["seat"]
+        if held[number] != keys[number]:
+            markup = seat_markup(context, slot, you, table).lstrip()
+            parts.append(markup.replace("<li ", '<li hx-swap-oob="true" ', 1))
+    page.seats = keys
+    return "".join(parts)
+
+
+def _new_events(view: dict[str, Any], context: dict[str, Any], language: str, page: Page) -> str:
+    """The event log's lines the page lacks, added at its top (the page keeps the `EVENTS_SHOWN` newest);
+    the whole log unless the version's log is the page's followed by new lines (a dealer frame's log leaves
+    out its settlement's lines, which come later between others; a log may move on by more lines than it
+    shows)."""
+    events, held = view["table"]["events"], page.events
+    if events == held:
+        return ""
+    at = _follows(events, held)
+    if at is None:
+        return _kept(context["shared"], ("event_log", None, language), lambda: _render("event_log", context))
+    added = {"view": {"table": {"events": events[at:]}}}
+    return _kept(
+        context["shared"],
+        ("event_lines", at, language),
+        lambda: render_to_string(f"{LIVE_TEMPLATE}#event_lines", added),
+    )
+
+
+def _follows(events: list[dict[str, Any]], held: list[dict[str, Any]]) -> int | None:
+    """Where the new lines of `events` begin if it is the end of `held` followed by them, else None."""
+    if not held:
+        return None
+    newest = held[-1]
+    for at in range(len(events) - 1, -1, -1):
+        if events[at] == newest:
+            shown = at + 1
+            return shown if shown <= len(held) and events[:shown] == held[len(held) - shown :] else None
+    return None

@@ -477,11 +477,16 @@ class TableConsumer(LiveConsumer):
         """Send frame `frame` of version `built` unless this connection has a later one (or this one, unless
         `force`): a connection never receives an older state after a newer one, nor an earlier frame of a
         version after a later one."""
+        if self._claim(built, frame, force=force):
+            await self.send(text_data=text)
+
+    def _claim(self, built: int, frame: int, *, force: bool = False) -> bool:
+        """Whether frame `frame` of version `built` is to be sent (see `_deliver`), recorded as sent if so."""
         sent = (self.sent_version, self.sent_frame)
         if (built, frame) < sent or ((built, frame) == sent and not force):
-            return
+            return False
         self.sent_version, self.sent_frame = built, frame
-        await self.send(text_data=text)
+        return True
 
     async def send_error(self, code: str, message: str, *, fresh: bool = False) -> None:
         """A refusal: a JSON `error`, or the game's error fragment; then the fresh state if asked (a stale

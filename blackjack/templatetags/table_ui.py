@@ -10,6 +10,7 @@ from django.utils.translation import get_language
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
 from blackjack.rendering import LIVE_TEMPLATE
+from blackjack.viewmodel import EVENTS_SHOWN
 from cards.faces import card_face
 from live.templatetags.live_ui import clock, iso, seconds_left
 
@@ -326,6 +327,12 @@ def ws_form_ids() -> tuple[str, ...]:
 
 
 @register.simple_tag
+def events_shown() -> int:
+    """How many lines the event log shows (the page drops older ones as new lines come)."""
+    return EVENTS_SHOWN
+
+
+@register.simple_tag
 def play_buttons() -> tuple[tuple[str, str, str], ...]:
     return PLAY_BUTTONS
 
@@ -341,7 +348,7 @@ def seat_markup(context, seat: dict, you: dict | None, table: dict) -> str:
     share their seats' markup instead of rendering it each. The partials are given nothing else of the
     viewer's, so no variant can carry another viewer's controls."""
     mine = is_mine(seat, you)
-    sit = "" if seat.get("player") else _sit_offer(you)
+    sit = sit_offer(you, seat)
     shared = context.get("shared")
 
     def kept(key: tuple, render):  # markup is kept per language: viewers of a version may differ in theirs
@@ -371,9 +378,9 @@ def table_part(context, name: str) -> str:
     return render() if shared is None else shared.keep(("table_part", name, get_language()), render)
 
 
-def _sit_offer(you: dict | None) -> str:
-    """What an empty seat offers the viewer: "take" (another seat beside theirs), "sit", or nothing."""
+def sit_offer(you: dict | None, seat: dict) -> str:
+    """What `seat` offers the viewer: if empty, "take" (another seat beside theirs) or "sit"; else nothing."""
     you = you or {}
-    if not you.get("can_sit"):
+    if seat.get("player") or not you.get("can_sit"):
         return ""
     return "take" if you.get("seats") else "sit"

@@ -311,7 +311,15 @@
     if (event.target.closest('#seat-notice-ok')) { document.getElementById('seat-notice').hidden = true; }
   });
 
+  // New lines of the event log come on their own (added at its top): keep the newest the server shows.
+  function trimLog() {
+    var log = document.getElementById('event-log');
+    var keep = log ? Number(log.dataset.keep) : 0;
+    if (keep) { [].slice.call(log.children, keep).forEach(function (line) { line.remove(); }); }
+  }
+
   document.addEventListener('htmx:wsAfterMessage', function () {
+    trimLog();
     if (cardsBefore) { markDealtCards(); }
     if (document.getElementById('round-banner')) {
       document.dispatchEvent(new CustomEvent('table:result'));

@@ -37,6 +37,7 @@ from blackjack.engine.shoe import dealing_order, shuffled_shoe
 from blackjack.models import Shoe, Table, TableEvent
 from blackjack.templatetags.table_ui import card_face
 from tests.blackjack.wsclient import CommunicatorClient, assert_oob_fragment, session_cookie
+from tools.loadtest.page import TABLE_REGIONS, Page
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -49,7 +50,7 @@ ARIA_LABEL = re.compile(r'aria-label="([^"]*)"')
 OOB_TAG = re.compile(r"<[a-zA-Z][^>]*\shx-swap-oob\b[^>]*>")
 TAG = re.compile(r"<[a-zA-Z][^>]*>")
 ATTRIBUTE = re.compile(r'([a-zA-Z_:][-a-zA-Z0-9_:.]*)="([^"]*)"')
-DATA_V = re.compile(r'id="table-status"[^>]*data-v="(\d+)"|data-v="(\d+)"[^>]*id="table-status"')
+DATA_V = re.compile(r'id="table-version"[^>]*data-v="(\d+)"|data-v="(\d+)"[^>]*id="table-version"')
 
 
 @dataclass
@@ -302,6 +303,7 @@ class Scanner:
         self.watchers = watchers
         self.truths: dict[int, Truth] = {}
         self.checked = Counter()
+        self.arrived: dict[CommunicatorClient, Page] = {}  # each HTML client's page as its messages arrive
 
     async def record_truth(self) -> Truth:
         truth = await database_sync_to_async(read_truth)(self.table_id)
@@ -322,8 +324,14 @@ class Scanner:
                     ) from None
                 client.payloads.append(text)
                 received.append((client, text))
-                seen = payload_version(client, text)
-                if seen is not None and seen >= version and not dealer_frame(client, text):
+                if client.json_format:
+                    seen, framed = payload_version(client, text), dealer_frame(client, text)
+                else:  # the page as the browser puts it together (each message changes some regions)
+                    arrived = self.arrived.setdefault(client, Page())
+                    arrived.apply(text)
+                    whole = arrived.html()
+                    seen, framed = html_version(whole), dealer_frame(client, whole)
+                if seen is not None and seen >= version and not framed:
                     break  # (the dealer frames of a settled round come first, paced by the server)
         truth = await self.record_truth()
         assert truth.version == version, f"the table is at {truth.version}, expected {version}"
@@ -349,13 +357,15 @@ class Scanner:
         assert "flash-" not in text, f"{client.name}: refused {text[:300]}"
         if len(client.payloads) % 10 == 1:
             assert_oob_fragment(text)  # a sample: parsing the structure costs more than all the other checks
-        version = html_version(text)
-        if version is not None:
-            truth = self.truths[version]
-            if dealer_frame(client, text):
-                truth = truth.dealer_frame(len(html_regions(text)[0]["dealer"]))
+        # The page as the browser holds it: each message changes only some of its regions.
+        touched = client.page.apply(text)
+        if touched & TABLE_REGIONS:
+            whole = client.page.html()
+            truth = self.truths[html_version(whole)]
+            if dealer_frame(client, whole):
+                truth = truth.dealer_frame(len(html_regions(whole)[0]["dealer"]))
             check_secrets(text, truth)
-            check_html(text, truth)
+            check_html(whole, truth)
             self.checked["html"] += 1
 
 

@@ -17,6 +17,7 @@ from blackjack.templatetags import table_ui
 
 LIVE = "blackjack/partials/live.html"
 LIVE_IDS = {
+    "table-version",
     "table-status",
     "dealer",
     "seats",
@@ -286,8 +287,9 @@ def test_the_chat_log_alone_renders_from_the_consumer_chat_context():
 
 
 def test_every_form_gets_the_current_version():
-    status = by_id(render_live(playing_view()), "table-status")
-    versions = {node.attrs["form"]: node.attrs["value"] for node in status.find_all("input", name="v")}
+    holder = by_id(render_live(playing_view()), "table-version")
+    assert holder.attrs["data-v"] == "42"
+    versions = {node.attrs["form"]: node.attrs["value"] for node in holder.find_all("input", name="v")}
     assert versions == dict.fromkeys(table_ui.WS_FORMS, "42")
 
 
@@ -399,7 +401,9 @@ def test_countdown_starts_from_the_seconds_left_at_render_time():
 
     view = playing_view()
     view["table"]["deadline"] = None
-    assert by_id(render_live(view), "table-status").find_all(class_="countdown") == []
+    (countdown,) = by_id(render_live(view), "table-status").find_all(class_="countdown")
+    assert "hidden" in countdown.attrs
+    assert "data-seconds-left" not in countdown.attrs
 
 
 def test_bets_show_as_coloured_chips_with_short_amounts():

@@ -75,7 +75,7 @@ def test_table_page_includes_the_live_partials_and_stable_forms(client, alice, t
     assert {node.attrs["form"] for node in root.all() if "form" in node.attrs} <= {*WS_FORMS, *CHAT_FORMS}
     for region in ("table-status", "dealer", "seats", "controls", "event-log", "chat-log", "shoe-info"):
         assert by_id(root, region).find_all("form") == []
-    assert by_id(root, "table-status").attrs["data-v"] == str(Table.objects.get(pk=table.pk).version)
+    assert by_id(root, "table-version").attrs["data-v"] == str(Table.objects.get(pk=table.pk).version)
     assert f'ws-connect="/ws/tables/{table.pk}/"' in html
     assert re.search(r'<script src="/static/js/table.js" nonce="[^"]+"', html)
     assert "Alice" in by_id(root, "seats").text_content()

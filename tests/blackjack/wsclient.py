@@ -14,6 +14,8 @@ from typing import Any
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
+from tools.loadtest.page import Page
+
 #: The server's limit: at most this many messages in any second (live.consumer.FloodGuard).
 RATE_LIMIT = 20
 ORIGIN_HEADERS = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
@@ -127,6 +129,7 @@ class CommunicatorClient(ProtocolClient):
         from cardroom.asgi import application
 
         self.json_format = "format=json" in path
+        self.page = Page()  # an HTML connection's page, as the browser puts it together from the messages
         all_headers = list(ORIGIN_HEADERS if headers is None else headers)
         if cookie:
             all_headers.append((b"cookie", f"sessionid={cookie}".encode()))

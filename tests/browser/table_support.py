@@ -92,7 +92,7 @@ def stack_shoe(table: Table, deal: Callable[[list[str]], bool]) -> list[str]:
 
 
 def version(page: Page) -> str:
-    return page.locator("#table-status").get_attribute("data-v")
+    return page.locator("#table-version").get_attribute("data-v")
 
 
 def act(page: Page, do: Callable[[], None], *watchers: Page) -> str:
@@ -102,11 +102,11 @@ def act(page: Page, do: Callable[[], None], *watchers: Page) -> str:
     """
     before = version(page)
     do()
-    status = page.locator("#table-status")
+    status = page.locator("#table-version")
     expect(status).not_to_have_attribute("data-v", before)
     after = version(page)
     for other in watchers:
-        expect(other.locator("#table-status")).to_have_attribute("data-v", after)
+        expect(other.locator("#table-version")).to_have_attribute("data-v", after)
     return after
 
 

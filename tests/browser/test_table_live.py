@@ -50,7 +50,7 @@ def test_two_players_and_a_spectator_play_a_round(transactional_db, open_page, t
     everyone = (a, b, watcher)
     for page in everyone:
         page.goto(f"/tables/{table.pk}/")
-        expect(page.locator("#table-status")).to_have_attribute("data-v", str(table.version))
+        expect(page.locator("#table-version")).to_have_attribute("data-v", str(table.version))
     expect(watcher.locator("#controls")).to_contain_text("Log in")
     expect(watcher.get_by_role("button", name="Sit in seat 1")).to_have_count(0)
 
@@ -314,7 +314,7 @@ def test_reconnect_restores_the_exact_table(transactional_db, open_page):
     expect(page.locator("#connection")).to_be_hidden()
     assert len(sockets) == 2
     expect(seat(page, 3)).to_contain_text("Ivan")
-    expect(page.locator("#table-status")).to_have_attribute(
+    expect(page.locator("#table-version")).to_have_attribute(
         "data-v", str(Table.objects.get(pk=table.pk).version)
     )
 
@@ -366,7 +366,7 @@ def test_a_player_stood_up_for_missed_rounds_is_told_why(transactional_db, open_
         # clock's changes; the refusal brings hers up to date.)
         expect(notice).to_be_hidden()
         other.get_by_role("button", name="Sit in seat 4").click()
-        expect(other.locator("#table-status")).to_have_attribute("data-v", str(version_of(table)))
+        expect(other.locator("#table-version")).to_have_attribute("data-v", str(version_of(table)))
     act(other, other.get_by_role("button", name="Sit in seat 4").click, page)
     expect(notice).to_be_visible()
     expect(notice).to_contain_text("You no longer hold seat 2. Kim missed 3 rounds and leaves seat 2.")

@@ -96,6 +96,12 @@ def main() -> None:
         default="json",
         help="the viewers' format: json (bots) or html (browsers: the live table's fragments)",
     )
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="HTML: send every viewer the whole page each time, as the page's first message (by default each "
+        "viewer's connection keeps what its page holds and is sent only what changed)",
+    )
     args = parser.parse_args()
 
     _scratch = prepare_site()  # kept alive: the scratch SQLite database lives in it
@@ -106,7 +112,7 @@ def main() -> None:
     from blackjack.engine.rules import PRESETS
     from blackjack.engine.strategy import basic_strategy
     from blackjack.models import RulePreset
-    from blackjack.rendering import live_html
+    from blackjack.rendering import Page, live_html
     from blackjack.viewmodel import build_table_view, read_shared, view_of
     from live import fanout
     from tools.loadtest.bot import next_action
@@ -139,6 +145,8 @@ def main() -> None:
     done = 0
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     views = {user.pk: build_table_view(table_id=table.pk, user=user) for user in users}
+    pages = {user.pk: Page() for user in users}  # what each viewer's page holds (HTML)
+    sent_bytes = 0
     # Statements are counted as they are executed, not through Django's query log, which formats every
     # statement with its parameters (CPU of its own that a server with DEBUG off does not spend).
     executed = [0]
@@ -174,7 +182,12 @@ def main() -> None:
             assert shared.version == version
             for viewer in users:
                 found = view_of(shared, viewer)
-                found.json() if args.format == "json" else live_html(found, user=viewer)
+                if args.format == "json":
+                    message = found.json()
+                else:
+                    page = None if args.whole else pages[viewer.pk]
+                    message = live_html(found, user=viewer, page=page)
+                sent_bytes += len(message.encode())
                 views[viewer.pk] = found.view
             t2 = time.process_time()
             if profiler:
@@ -204,6 +217,7 @@ def main() -> None:
         f"{action_statements / done:.1f} statements | views {1000 * view_s / done:.2f} ms CPU, "
         f"{view_statements / done:.1f} statements | total {1000 * total / done:.2f} ms CPU per action"
     )
+    print(f"bytes sent a viewer an action: {sent_bytes / done / args.players:,.0f}")
     if database_ms is not None:
         print(f"the database's own CPU (its backend process): {1000 * database_ms / done:.2f} ms an action")
     if settlements:

@@ -187,9 +187,9 @@ class Bot:
         stopping: asyncio.Event,
         ordered: bool = True,
         think: ThinkTime | None = None,
-        wire=JsonFormat,
+        wire=None,
     ) -> None:
-        self.wire = wire
+        self.wire = wire if wire is not None else JsonFormat()
         self.urls, self.at, self.cookie = list(urls), 0, f"sessionid={session_key}"
         self.seat, self.strategy, self.min_bet = seat, strategy, min_bet
         self.recorder, self.shared, self.ordered = recorder, shared, ordered

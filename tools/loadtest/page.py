@@ -59,6 +59,7 @@ class _Reader:
 
     def __init__(self, html: str) -> None:
         self.status: dict[str, str] | None = None
+        self.version: int | None = None
         self.error: str | None = None
         self.logged_in = False
         self.seats: list[dict[str, Any]] = []
@@ -83,6 +84,8 @@ class _Reader:
             classes = attributes.get("class", "").split()
             if element_id == "table-status":
                 self.status = {name: value for name, value in attributes.items() if name.startswith("data-")}
+            elif element_id == "table-version":
+                self.version = int(attributes["data-v"])
             elif element_id in ("seats", "dealer"):
                 region = element_id
             elif element_id == "nav-balance":
@@ -142,7 +145,7 @@ def read_page(html: str) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     if reader.error is not None:
         messages.append({"type": "error", "code": reader.error})
-    if reader.status is None:
+    if reader.status is None or reader.version is None:
         return messages
     status = reader.status
     phase = status.get("data-phase", "")
@@ -164,7 +167,7 @@ def read_page(html: str) -> list[dict[str, Any]]:
     messages.append(
         {
             "type": "state",
-            "v": int(status["data-v"]),
+            "v": reader.version,
             "table": {
                 "phase": phase,
                 "round_id": status.get("data-round") or None,
@@ -198,13 +201,127 @@ class JsonFormat:
         return json.dumps({**action, "v": version})
 
 
+#: Any tag: (closing slash, name, self-closing slash).
+ANY_TAG = re.compile(r"<(/?)([a-zA-Z][\w-]*)[^>]*?(/?)>")
+VOID = frozenset({"input", "img", "br", "hr", "meta", "link", "source", "wbr"})
+ID = re.compile(r'\bid="([^"]+)"')
+OOB = re.compile(r'\bhx-swap-oob="([^"]*)"')
+#: The page's regions in the order the table page shows them (what `read_page` reads comes first).
+PAGE_ORDER = (
+    "table-version",
+    "table-status",
+    "dealer",
+    "seats",
+    "controls",
+    "nav-balance",
+    "flash",
+    "event-log",
+)
+#: A message that changes any of these shows the bot a new state.
+TABLE_REGIONS = frozenset({"table-version", "table-status", "dealer", "seats", "controls"})
+
+
+def elements(html: str) -> list[str]:
+    """The top-level elements of a fragment, each as its markup (text between them dropped)."""
+    found, depth, start = [], 0, None
+    for tag in ANY_TAG.finditer(html):
+        closing, name, self_closing = tag.groups()
+        if closing:
+            depth -= 1
+            if depth == 0:
+                found.append(html[start : tag.end()])
+        elif name.lower() not in VOID and not self_closing:
+            if depth == 0:
+                start = tag.start()
+            depth += 1
+        elif depth == 0:
+            found.append(tag.group(0))
+    return found
+
+
+class Page:
+    """A live-table page as the browser holds it, put together from the server's messages as htmx swaps
+    them out of band: an element replaces the one with its id (a region, or one inside a region: a seat, the
+    countdown), new lines of the log go at its top (its `data-keep` newest kept)."""
+
+    def __init__(self) -> None:
+        self.regions: dict[str, str] = {}
+
+    def apply(self, message: str) -> set[str]:
+        """Swap the message's elements in; the ids of the regions it changed."""
+        touched = set()
+        for element in elements(message):
+            oob = OOB.search(element)
+            swap = oob.group(1) if oob else "true"
+            if swap == "afterbegin:#event-log":
+                log = self.regions["event-log"]
+                start = log.index(">") + 1
+                lines = [*elements(element[element.index(">") + 1 : element.rindex("<")]), *_inner(log)]
+                keep = re.search(r'data-keep="(\d+)"', log[:start])
+                lines = lines[: int(keep.group(1))] if keep else lines
+                self.regions["event-log"] = log[:start] + "".join(lines) + "</ol>"
+                touched.add("event-log")
+                continue
+            element_id = ID.search(element).group(1)
+            holder = next(
+                (
+                    key
+                    for key, html in self.regions.items()
+                    if key != element_id and f' id="{element_id}"' in html
+                ),
+                None,
+            )
+            if holder is None:
+                self.regions[element_id] = element
+                touched.add(element_id)
+            else:  # as the region's own markup has it: without the attribute that brought it
+                if oob:
+                    element = element[: oob.start()].rstrip() + element[oob.end() :]
+                self.regions[holder] = _replaced(self.regions[holder], element_id, element)
+                touched.add(holder)
+        return touched
+
+    def region(self, element_id: str) -> str:
+        return self.regions.get(element_id, "")
+
+    def html(self) -> str:
+        """The page's regions, those `read_page` reads first."""
+        rest = sorted(set(self.regions) - set(PAGE_ORDER))
+        return "".join(self.region(element_id) for element_id in (*PAGE_ORDER, *rest))
+
+
+def _inner(html: str) -> list[str]:
+    """The elements inside an element."""
+    return elements(html[html.index(">") + 1 : html.rindex("<")])
+
+
+def _replaced(html: str, element_id: str, element: str) -> str:
+    """`html` with its element of id `element_id` replaced by `element`."""
+    at = html.index(f' id="{element_id}"')
+    start = html.rindex("<", 0, at)
+    (old,) = elements(html[start:])[:1]
+    return html[:start] + element + html[start + len(old) :]
+
+
 class HtmlFormat:
     """The browser's format: the page's fragments in, its forms' values out, as htmx's websocket extension
-    sends a form (every value a string, the clicked button's name and value, a `HEADERS` object)."""
+    sends a form (every value a string, the clicked button's name and value, a `HEADERS` object). One per
+    connection: each message changes only some regions of the page it keeps (`Page`)."""
 
     name = "html"
     query = ""
-    decode = staticmethod(read_page)
+
+    def __init__(self) -> None:
+        self.page = Page()
+
+    def decode(self, text: str) -> list[dict[str, Any]]:
+        """The error the message carries, then the state the page now shows if the message changed the table
+        (any region but the balance notice's, the chat and reactions)."""
+        touched = self.page.apply(text)
+        messages = read_page(self.page.region("flash")) if "flash" in touched else []
+        if touched & TABLE_REGIONS:
+            messages += [message for message in read_page(self.page.html()) if message["type"] == "state"]
+        return messages
 
     @staticmethod
     def encode(action: dict[str, Any], version: int) -> str:

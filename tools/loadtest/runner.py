@@ -97,7 +97,7 @@ async def run(config: RunConfig, fixture: Fixture, *, progress: Callable[[str], 
         )
         # JSON: lean states (`log=off`), a bot never reads the table's log or chat, half of every state's
         # bytes. HTML: the page's own socket, which gets every region.
-        wire = WIRES[config.wire]
+        wire = WIRES[config.wire]()  # one per connection: the HTML page is kept message by message
         query = "&".join(part for part in (wire.query, f"token={player.token}") if part)
         path = f"/ws/tables/{player.table_id}/?{query}"
         bots.append(
