@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
 from blackjack.viewmodel import ViewerView
@@ -36,8 +37,12 @@ REGIONS = (
     "event_log",
     "shoe_info",
 )
-#: The regions the balance notice (`balance.changed`) rewrites outside these messages.
-BALANCE_REGIONS = ("table_status", "nav_balance")
+#: Parts of a region sent alone when they alone changed (each has an id and the `oob` switch).
+INNER = {"table_status": ("countdown", "your_chips")}
+#: Where the status strip's markup, kept for the viewers who see it alike, takes each one's chips.
+CHIPS_SLOT = mark_safe("<!-- your chips -->")
+#: What the balance notice (`balance.changed`) rewrites outside these messages.
+BALANCE_REGIONS = ("your_chips", "nav_balance")
 
 
 class Page:
@@ -80,23 +85,44 @@ def live_html(
             continue
         key = keys[region]
         if not fresh and page.keys.get(region) == key and not (region == "flash" and error):
-            if region == "table_status" and page.keys.get("countdown") != keys["countdown"]:
-                parts.append(_countdown(view, context, language, keys["countdown"]))  # it alone changed
+            for part in INNER.get(region, ()):
+                if page.keys.get(part) != keys[part]:
+                    parts.append(_inner(part, view, context, language, keys[part]))
             continue  # (a refusal is shown each time, even the same one again)
-        kept: tuple = (region, key, language)
-        if region == "table_status" and view["table"]["deadline"]:
-            kept += (seconds_left(view["table"]["deadline"]),)  # the countdown in it starts from it
-        parts.append(_kept(shared, kept, lambda r=region: _render(r, context)))
+        if region == "table_status":
+            parts.append(_status(view, context, language, key, keys["your_chips"]))
+            continue
+        parts.append(_kept(shared, (region, key, language), lambda r=region: _render(r, context)))
     if page is not None:
         page.keys = keys
         page.events = view["table"]["events"]
     return "".join(parts)
 
 
-def _countdown(view: dict[str, Any], context: dict[str, Any], language: str, key: Hashable) -> str:
-    """The status's countdown alone (the same for every viewer of a version)."""
-    kept = ("countdown", key, language, seconds_left(view["table"]["deadline"]) if key[0] else None)
-    return _kept(context["shared"], kept, lambda: _render("countdown", {**context, "oob": True}))
+def _status(
+    view: dict[str, Any], context: dict[str, Any], language: str, key: Hashable, balance: int | None
+) -> str:
+    """The status strip: rendered once per version for each variant, with a slot for the viewer's chips
+    (their balance, the one thing in it all players have each their own), filled in for each viewer."""
+    deadline = view["table"]["deadline"]
+    kept = ("table_status", key, language, seconds_left(deadline) if deadline else None)
+    html = _kept(
+        context["shared"], kept, lambda: _render("table_status", {**context, "chips_slot": CHIPS_SLOT})
+    )
+    if balance is None:
+        return html
+    chips = _kept(
+        context["shared"], ("your_chips", balance, language), lambda: _render("your_chips", context)
+    )
+    return html.replace(CHIPS_SLOT, chips, 1)
+
+
+def _inner(part: str, view: dict[str, Any], context: dict[str, Any], language: str, key: Hashable) -> str:
+    """A part of a region alone (`INNER`), to be swapped in by its id."""
+    kept: tuple = (part, key, language)
+    if part == "countdown" and view["table"]["deadline"]:
+        kept += (seconds_left(view["table"]["deadline"]),)
+    return _kept(context["shared"], kept, lambda: _render(part, {**context, "oob": True}))
 
 
 def _render(region: str, context: dict[str, Any]) -> str:
@@ -131,11 +157,12 @@ def _keys(view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str,
                 None if turn is None else [turn["seat"], turn.get("display_name"), turn["seat"] in mine],
                 you["allowed"],
                 [seat["seat"] for seat in table["seats"] if seat.get("sitting_out") and seat["seat"] in mine],
-                you["balance"],
+                you["balance"] is not None,
                 outcome,
             ]
         ),
         "countdown": (table["deadline"], table["deadline_seconds"]),
+        "your_chips": you["balance"],
         "dealer": _json(table["dealer"]),
         "controls": _json(
             [

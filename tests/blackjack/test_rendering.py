@@ -200,7 +200,7 @@ def test_viewers_of_one_version_share_its_renderings(users, monkeypatch):  # noq
     messages = [live_html(view_of(shared, viewer), user=viewer, page=Page()) for viewer in viewers]
     hands = [name for name in rendered if name.endswith("#seat_hands")]
     assert len(hands) == 2  # one per seated player, for every viewer
-    for part in ("form_versions", "bet_picker"):
+    for part in ("bet_picker",):
         assert rendered.count(f"{LIVE_TEMPLATE}#{part}") == 1
     for region in ("dealer", "event_log", "shoe_info", "table_version"):
         assert regions.count(f"{LIVE_TEMPLATE}#{region}") == 1
