@@ -73,7 +73,7 @@ def live_html(
     view, shared = found.view, found.shared
     language = get_language()
     context = {"view": view, "user": user, "error": error, "shared": shared}
-    keys = _keys(view, user, error)
+    keys = _keys(shared, view, user, error)
     fresh = page is None or not page.keys
     parts: list[str] = []
     for region in REGIONS:
@@ -137,14 +137,29 @@ def _json(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-def _keys(view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str, Hashable]:
+def _table_keys(table: dict[str, Any]) -> dict[str, Any]:
+    """The inputs of the regions that come from the table alone: the same for every viewer of a version."""
+    from blackjack.templatetags.table_ui import phase_title, seat_slots, turn_seat
+
+    return {
+        "turn": turn_seat(table),
+        "limits": (table["id"], table["min_bet"], table["max_bet"]),
+        "phase_title": phase_title(table),
+        "dealer": _json(table["dealer"]),
+        "shoe_info": _json([table["shoe"], table["next_shoe_hash"]]),
+        "slots": [(slot, _json(slot)) for slot in seat_slots(table)],
+    }
+
+
+def _keys(shared, view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str, Hashable]:
     """Every input of each region but the seats and the log (whose parts are keyed one by one)."""
-    from blackjack.templatetags.table_ui import can_insure, phase_title, round_outcome, turn_seat
+    from blackjack.templatetags.table_ui import can_insure, round_outcome
 
     table, you = view["table"], view["you"]
-    turn = turn_seat(table)
+    common = shared.keep(("region_keys",), lambda: _table_keys(table))
+    turn = common["turn"]
     mine = tuple(you["seats"])
-    limits = (table["id"], table["min_bet"], table["max_bet"])
+    limits = common["limits"]
     outcome = round_outcome(view) if table["phase"] == "settled" else None
     return {
         "table_version": view["v"],
@@ -152,7 +167,7 @@ def _keys(view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str,
             [
                 limits,
                 table["phase"],
-                phase_title(table),
+                common["phase_title"],
                 table["round_number"],
                 None if turn is None else [turn["seat"], turn.get("display_name"), turn["seat"] in mine],
                 you["allowed"],
@@ -163,7 +178,7 @@ def _keys(view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str,
         ),
         "countdown": (table["deadline"], table["deadline_seconds"]),
         "your_chips": you["balance"],
-        "dealer": _json(table["dealer"]),
+        "dealer": common["dealer"],
         "controls": _json(
             [
                 limits,
@@ -181,7 +196,7 @@ def _keys(view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str,
             ]
         ),
         "event_log": None,  # keyed by its newest line (`Page.newest_event`)
-        "shoe_info": _json([table["shoe"], table["next_shoe_hash"]]),
+        "shoe_info": common["shoe_info"],
         "nav_balance": you["balance"],
         "flash": None if error is None else (error["code"], error["message"]),
     }
@@ -192,20 +207,20 @@ def _seats(
 ) -> str:
     """The seats: the whole list for a fresh page, else each seat whose markup the page does not hold (a
     seat's markup is a function of its entry, the phase, and whether the viewer sits there or may sit)."""
-    from blackjack.templatetags.table_ui import is_mine, seat_markup, seat_slots, sit_offer
+    from blackjack.templatetags.table_ui import is_mine, seat_markup, sit_offer
 
     table, you = view["table"], view["you"]
-    slots = seat_slots(table)
+    slots = context["shared"].keep(("region_keys",), lambda: _table_keys(table))["slots"]
     settled = table["phase"] == "settled"  # the one fact of the table's a seat shows (ready, insurance paid)
     keys = {
         slot["seat"]: (
-            _json(slot),
+            key,
             settled and bool(slot["player"]),
             is_mine(slot, you),
             sit_offer(you, slot),
             language,
         )
-        for slot in slots
+        for slot, key in slots
     }
     held = page.seats if page is not None else {}
     if fresh or held.keys() != keys.keys():
@@ -214,7 +229,7 @@ def _seats(
             page.seats = keys
         return html
     parts = []
-    for slot in slots:
+    for slot, _ in slots:
         number = slot["seat"]
         if held[number] != keys[number]:
             markup = seat_markup(context, slot, you, table).lstrip()

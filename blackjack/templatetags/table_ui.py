@@ -5,6 +5,7 @@ Everything here formats what the view model already says; no rule of the game is
 
 from django import template
 from django.template.loader import get_template
+from django.utils.html import format_html_join
 from django.utils.translation import get_language
 
 from blackjack.engine.rules import RuleSet
@@ -322,8 +323,12 @@ PLAY_BUTTONS = (
 
 
 @register.simple_tag
-def ws_form_ids() -> tuple[str, ...]:
-    return WS_FORMS
+def version_inputs(version: int) -> str:
+    """Every sending form's hidden `v` (the one region each version changes: built here, not by a loop in
+    the template, for what a template loop costs)."""
+    return format_html_join(
+        "", '<input type="hidden" name="v" value="{}" form="{}">', ((version, form) for form in WS_FORMS)
+    )
 
 
 @register.simple_tag

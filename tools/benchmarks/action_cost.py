@@ -25,6 +25,7 @@ import os
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,6 +103,12 @@ def main() -> None:
         help="HTML: send every viewer the whole page each time, as the page's first message (by default each "
         "viewer's connection keeps what its page holds and is sent only what changed)",
     )
+    parser.add_argument(
+        "--deflate",
+        action="store_true",
+        help="also compress each viewer's messages as permessage-deflate would (zlib, raw deflate, the "
+        "connection's window kept between messages; Daphne does not offer it): prints the bytes and the CPU",
+    )
     args = parser.parse_args()
 
     _scratch = prepare_site()  # kept alive: the scratch SQLite database lives in it
@@ -146,7 +153,9 @@ def main() -> None:
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     views = {user.pk: build_table_view(table_id=table.pk, user=user) for user in users}
     pages = {user.pk: Page() for user in users}  # what each viewer's page holds (HTML)
-    sent_bytes = 0
+    sent_bytes = deflated_bytes = 0
+    deflate_s = 0.0
+    deflaters = {user.pk: zlib.compressobj(6, zlib.DEFLATED, -15) for user in users}
     # Statements are counted as they are executed, not through Django's query log, which formats every
     # statement with its parameters (CPU of its own that a server with DEBUG off does not spend).
     executed = [0]
@@ -188,6 +197,13 @@ def main() -> None:
                     page = None if args.whole else pages[viewer.pk]
                     message = live_html(found, user=viewer, page=page)
                 sent_bytes += len(message.encode())
+                if args.deflate:
+                    d0 = time.process_time()
+                    deflater = deflaters[viewer.pk]
+                    deflated_bytes += len(
+                        deflater.compress(message.encode()) + deflater.flush(zlib.Z_SYNC_FLUSH)
+                    )
+                    deflate_s += time.process_time() - d0
                 views[viewer.pk] = found.view
             t2 = time.process_time()
             if profiler:
@@ -218,6 +234,11 @@ def main() -> None:
         f"{view_statements / done:.1f} statements | total {1000 * total / done:.2f} ms CPU per action"
     )
     print(f"bytes sent a viewer an action: {sent_bytes / done / args.players:,.0f}")
+    if args.deflate:
+        print(
+            f"with permessage-deflate: {deflated_bytes / done / args.players:,.0f} bytes a viewer an action, "
+            f"{1000 * deflate_s / done:.3f} ms of CPU an action to compress (in the views' figure above)"
+        )
     if database_ms is not None:
         print(f"the database's own CPU (its backend process): {1000 * database_ms / done:.2f} ms an action")
     if settlements:
