@@ -6,6 +6,8 @@ found in neither stays as the engine worded it."""
 from django.utils.translation import gettext
 from django.utils.translation import gettext_noop as _
 
+from live import refusals
+
 BY_MESSAGE = {
     "the game is over": _("The game is over."),
     "the principal attacker leads the bout": _("The principal attacker leads the bout."),
@@ -58,6 +60,9 @@ def translated(code: str, message: str) -> str:
     worded = BY_MESSAGE.get(message)
     if worded is not None:
         return gettext(worded)
+    common = refusals.translated(message, refusals.COMMON)
+    if common is not None:
+        return common
     english = BY_CODE.get(code)
     if english is not None and (local := gettext(english)) != english:
         return local

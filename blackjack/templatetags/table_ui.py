@@ -3,9 +3,11 @@
 Everything here formats what the view model already says; no rule of the game is decided here.
 """
 
+import re
+
 from django import template
 from django.template.loader import get_template
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext, gettext_noop, ngettext
 
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
@@ -206,6 +208,37 @@ def house_edge(rules) -> str:
 def rules_summary(rules) -> str:
     """ "6 decks · S17 · DAS · LS · 3:2" for a rules dict."""
     return RuleSet.from_dict(rules).summary()
+
+
+#: The worded parts of a rules summary (`RuleSet.summary`: the engine's English), each as a pattern and the
+#: English of its translation; the codes (S17, DAS, 3:2) read the same in every language.
+_SUMMARY_WORDS = (
+    (re.compile(r"(\d+) decks?"), None),
+    (re.compile(r"no hole card \(OBO\)"), gettext_noop("no hole card (OBO)")),
+    (re.compile(r"no hole card"), gettext_noop("no hole card")),
+    (re.compile(r"no split"), gettext_noop("no split")),
+    (re.compile(r"split to (\d+)"), gettext_noop("split to %(number)s")),
+    (re.compile(r"(\d+)-card charlie"), gettext_noop("%(number)s-card charlie")),
+    (re.compile(r"suited 6-7-8 (\S+)"), gettext_noop("suited 6-7-8 %(number)s")),
+)
+
+
+@register.filter
+def summary_words(summary: str) -> str:
+    """A rules summary ("6 decks · S17 · DAS · 3:2") with its words in the active language."""
+
+    def part(text: str) -> str:
+        for pattern, english in _SUMMARY_WORDS:
+            match = pattern.fullmatch(text)
+            if match is None:
+                continue
+            number = match.group(1) if pattern.groups else ""
+            if english is None:
+                return ngettext("%(number)s deck", "%(number)s decks", int(number)) % {"number": number}
+            return gettext(english) % {"number": number} if number else gettext(english)
+        return text
+
+    return " · ".join(part(text) for text in str(summary or "").split(" · "))
 
 
 _CARD_NAMES = {"A": "A", "T": "10"}

@@ -290,8 +290,10 @@
       why = ' ' + text;
       return true;
     });
-    notice.querySelector('.seat-notice-text').textContent = 'You no longer hold seat ' + lost.join(', ') + '.' +
-      why + ' Pick an open seat to play again.';
+    // The words come from the page, in its language (#seat-notice's data-lost and data-again).
+    var lostText = (notice.dataset.lost || 'You no longer hold seat {seats}.').replace('{seats}', lost.join(', '));
+    notice.querySelector('.seat-notice-text').textContent = lostText + why + ' ' +
+      (notice.dataset.again || 'Pick an open seat to play again.');
     notice.hidden = false;
   }
 
