@@ -43,7 +43,7 @@ class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
 
 class RegistrationForm(UserCreationForm):
     email = forms.EmailField(
-        label=_("E-mail address"),
+        label=_("Email"),
         required=False,
         help_text=_("Optional; only used to reset a forgotten password."),
     )
@@ -100,7 +100,7 @@ class ProfileForm(forms.ModelForm):
         fields = ("display_name", "avatar", "email", "show_mistakes")
         widgets = {"avatar": forms.RadioSelect}
         help_texts = {"email": _("Optional; only used to reset a forgotten password.")}
-        labels = {"email": _("E-mail address"), "display_name": _("Display name"), "avatar": _("Avatar")}
+        labels = {"display_name": _("Display name"), "avatar": _("Avatar")}
 
     def clean_email(self):
         return _unused_email(self.cleaned_data["email"], user=self.instance)

@@ -42,8 +42,8 @@ def test_the_account_pages_in_russian(client, alice):
     client.defaults.update(RUSSIAN)
     check(
         client.get(reverse("register")).text,
-        ["Создайте учётную запись", "10 000 фишек", "Адрес электронной почты", "Уже есть учётная запись?"],
-        ["Create your account", "Play money only", "Already have an account", "E-mail address"],
+        ["Создайте учётную запись", "10 000 фишек", "Эл. почта", "Уже есть учётная запись?"],
+        ["Create your account", "Play money only", "Already have an account", "Email"],
     )
     check(
         client.get(reverse("login")).text,
