@@ -50,8 +50,10 @@ def test_the_blackjack_pages_and_the_chat_panel_in_russian(client, played, alice
         ["История раздач", "1 раздача", "Отобрать", "Выгрузить:"],
         ["Hand history", "1 round", "Filter", "Export", "All tables", "Any result"],
     )
+    replay = client.get(reverse("round_replay", args=[played.pk])).text
+    assert 'data-text="Шаг {step} из {steps}"' in replay  # the words replay.js counts the steps with
     check(
-        client.get(reverse("round_replay", args=[played.pk])).text,
+        replay,
         ["Раздача", "Ставки открыты.", "Итоги", "Честность", "выигрыш", "Дилер:"],
         ["Results", "Fairness", "Bets open", "Replay", "Dealer:"],
     )
