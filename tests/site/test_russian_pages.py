@@ -137,8 +137,8 @@ def test_the_durak_pages_in_russian(client, alice, bob):
     )
     check(
         client.get(reverse("profile")).text,
-        ["Рейтинговых игр", "Лучшая серия"],
-        ["Rated games", "Best streak"],
+        ["Рейтинговых игр", "Лучшая серия", "Ставка в игре в дурака"],  # the ledger's memo of the stake
+        ["Rated games", "Best streak", "Durak game"],
     )
 
 
