@@ -15,7 +15,7 @@ from django.utils.translation import gettext, pgettext
 from django.views.decorators.http import require_POST
 
 from cards.errors import Refused
-from durak import exports, quick, services
+from durak import exports, quick, refusals, services
 from durak.actor import load
 from durak.engine import Match, shuffled_deck, start_game, view_for
 from durak.engine.cards import RANKS, SUITS
@@ -35,7 +35,7 @@ def open_table(request):
         try:
             created = services.open_table(user=request.user, **form.cleaned_data)
         except Refused as refusal:
-            form.add_error(None, refusal.message)
+            form.add_error(None, refusals.translated(refusal.code, refusal.message))
         else:
             return redirect("durak_table", table_id=created.pk)
     return render(request, "durak/open_table.html", {"form": form})
@@ -52,7 +52,7 @@ def quick_play(request):
     try:
         table_id = quick.quick_play(user=request.user, **form.cleaned_data)
     except Refused as refusal:
-        messages.error(request, refusal.message)
+        messages.error(request, refusals.translated(refusal.code, refusal.message))
         return redirect("lobby")
     return redirect("durak_table", table_id=table_id)
 
