@@ -11,7 +11,7 @@ stays as it was worded.
 """
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from django.utils.translation import gettext
 from django.utils.translation import gettext_noop as _
@@ -19,6 +19,8 @@ from django.utils.translation import gettext_noop as _
 from live.route import DATABASE_DOWN, OWNER_AWAY
 
 Pattern = tuple[re.Pattern[str], str]
+#: A group's own translation: a table of its words (each marked with gettext_noop), or a function.
+Words = Mapping[str, str] | Callable[[str], str]
 
 
 def worded(pattern: str, template: str) -> Pattern:
@@ -27,23 +29,29 @@ def worded(pattern: str, template: str) -> Pattern:
 
 
 def translated(
-    message: str, patterns: Iterable[Pattern], groups: Mapping[str, Mapping[str, str]] | None = None
+    message: str, patterns: Iterable[Pattern], groups: Mapping[str, Words] | None = None
 ) -> str | None:
     """`message` in the active language by the first of `patterns` it matches whole (None: by none). A
-    group named in `groups` is a word of the message translated by its own table (an action's name)."""
+    group named in `groups` is a word of the message translated by its own table (an action's name) or
+    function."""
     for pattern, template in patterns:
         match = pattern.fullmatch(message)
         if match is not None:
             local = gettext(template)
             if local == template:  # not translated (English): the message as it was worded
                 return message
-            words = groups or {}
-            values = {
-                key: gettext(words[key][value]) if key in words and value in words[key] else value
-                for key, value in match.groupdict().items()
+            return local % {
+                key: _word(value, (groups or {}).get(key)) for key, value in match.groupdict().items()
             }
-            return local % values
     return None
+
+
+def _word(value: str, words: Words | None) -> str:
+    if words is None:
+        return value
+    if callable(words):
+        return words(value)
+    return gettext(words[value]) if value in words else value
 
 
 COMMON = [

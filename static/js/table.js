@@ -286,7 +286,7 @@
     var why = '';
     [].some.call(document.querySelectorAll('#event-log .event-seat'), function (line) {
       var text = line.textContent.replace(/^\s*\S+\s*/, '').trim();  // without its time
-      if (text.indexOf('seat ' + lost[0] + '.') === -1) { return false; }
+      if (text.indexOf((notice.dataset.seat || 'seat') + ' ' + lost[0] + '.') === -1) { return false; }
       why = ' ' + text;
       return true;
     });

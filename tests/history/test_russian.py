@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 from django.urls import reverse
 from django.utils import translation
 
-from blackjack import refusals
+from blackjack import eventlog, refusals
 from blackjack.templatetags.table_ui import summary_words
 from tests.blackjack.conftest import deal_cards
 from tests.blackjack.wsclient import CommunicatorClient, session_cookie
@@ -116,7 +116,7 @@ def test_blackjack_refusals_are_translated_by_pattern_keeping_their_numbers():
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_blackjack_refusal_reaches_a_russian_socket_in_russian_and_an_english_one_in_english(
+async def test_the_live_table_and_a_refusal_reach_a_russian_socket_in_russian_and_an_english_one_in_english(
     table, alice, bob
 ):
     await database_sync_to_async(speaks_russian)(alice)
@@ -128,8 +128,12 @@ async def test_a_blackjack_refusal_reaches_a_russian_socket_in_russian_and_an_en
         clients.append(client)
     russian, english = clients
     try:
+        first = [await client.receive() for client in clients]  # the first state: the live table's regions
+        assert ">Сесть</button>" in first[0]
+        assert "Пока ничего не произошло." in first[0]
+        assert ">Sit</button>" in first[1]
+        assert "Сесть" not in first[1]
         for client in clients:
-            await client.receive()  # the first state
             await client.send({"action": "bet", "amount": 10, "v": 0})  # nobody is seated: refused
         seen = ""
         while "flash-message" not in seen:
@@ -144,3 +148,59 @@ async def test_a_blackjack_refusal_reaches_a_russian_socket_in_russian_and_an_en
     finally:
         for client in clients:
             await client.close()
+
+
+@pytest.mark.django_db
+def test_the_live_table_in_russian_with_the_words_of_the_table(client, table, alice, scripted_shoe, act):
+    scripted_shoe(table, deal_cards(["9s", "2h"], dealer=["6s", "Td"]))
+    act(table, alice, "sit", seat=1)
+    act(table, alice, "bet", amount=100, seat=1)  # the only bet: the cards go out, Alice's turn on 11
+    client.force_login(speaks_russian(alice))
+    page = client.get(reverse("table", args=[table.pk])).text
+    check(
+        page,
+        ["Ваш ход", "Ещё", "Хватит", "Удвоить", "Сплит", "Сдаться", "Осталось карт:", "Уйти"],
+        ["Your turn", "Hit", "Stand", "Double", "Split", "Surrender", "Cards left", "Leave seat", "Dealer"],
+    )
+    # The event log, worded in English by the pure flow, reads in Russian with its names and numbers kept.
+    check(
+        page,
+        ["Alice садится на место 1.", "Alice ставит 100 на место 1.", "Открытая карта дилера: 6."],
+        ["sits down", "bets 100", "Cards are dealt"],
+    )
+    act(table, alice, "stand")  # the dealer turns the hole card and draws, frame by frame
+    page = client.get(reverse("table", args=[table.pk])).text
+    check(
+        page,
+        ["Играет дилер", "Дилер открывает закрытую карту и добирает", "Alice: «Хватит» на 11 (место 1)."],
+        ["Dealer plays", "stands on"],
+    )
+
+    client.force_login(speaks_russian_not(alice))
+    english = client.get(reverse("table", args=[table.pk])).text
+    check(english, ["Dealer plays", "Alice stands on 11 (seat 1)."], ["Играет дилер", "Хватит"])
+
+
+def speaks_russian_not(user):
+    user.language = "en"
+    user.save(update_fields=["language"])
+    return user
+
+
+def test_event_lines_are_translated_by_pattern_and_unknown_ones_stay():
+    with translation.override("ru"):
+        assert eventlog.translated("Bob doubles on 11: Kc, 21 (seat 2).") == (
+            "Bob удваивает на 11 — Kc, 21 (место 2)."
+        )
+        assert eventlog.translated("Ann Lee splits a pair of eights (seat 3).") == (
+            "Ann Lee делает сплит: пара, восьмёрки (место 3)."
+        )
+        assert eventlog.translated("Bob wins 150 (blackjack, insurance lost, seat 2).") == (
+            "Bob выигрывает 150 (блэкджек, страховка проиграна, место 2)."
+        )
+        assert eventlog.translated(
+            "New shoe of 6 decks; seed hash 0a1b..., client seed 9f... from 2 player seeds."
+        ) == ("Новый шуз: 6 колод; хеш зерна 0a1b..., зерно клиента 9f... из: 2 зерна игроков.")
+        assert eventlog.translated("A notice from the staff.") == "A notice from the staff."
+    with translation.override("en"):
+        assert eventlog.translated("Bob surrenders (seat 2).") == "Bob surrenders (seat 2)."
