@@ -1,14 +1,16 @@
 """The avatars a player can pick: SVG files drawn for this site, served from static/avatars/<key>.svg."""
 
+from django.utils.translation import gettext_lazy as _
+
 AVATAR_CHOICES = [
-    ("spade", "Spade"),
-    ("heart", "Heart"),
-    ("diamond", "Diamond"),
-    ("club", "Club"),
-    ("crown", "Crown"),
-    ("star", "Star"),
-    ("moon", "Moon"),
-    ("chip", "Chip"),
+    ("spade", _("Spade")),
+    ("heart", _("Heart")),
+    ("diamond", _("Diamond")),
+    ("club", _("Club")),
+    ("crown", _("Crown")),
+    ("star", _("Star")),
+    ("moon", _("Moon")),
+    ("chip", _("Chip")),
 ]
 DEFAULT_AVATAR = "spade"
 

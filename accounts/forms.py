@@ -5,6 +5,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from accounts import throttling
 from accounts.names import skeleton
@@ -41,7 +42,11 @@ class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
 
 
 class RegistrationForm(UserCreationForm):
-    email = forms.EmailField(required=False, help_text="Optional; only used to reset a forgotten password.")
+    email = forms.EmailField(
+        label=_("Email"),
+        required=False,
+        help_text=_("Optional; only used to reset a forgotten password."),
+    )
 
     class Meta(UserCreationForm.Meta):
         model = User
@@ -53,11 +58,11 @@ class RegistrationForm(UserCreationForm):
     def clean_username(self):
         username = super().clean_username()
         if username and _name_taken(username, user=None):
-            raise ValidationError(
-                "That name is another player's or the house's; pick a different one.", code="impersonation"
-            )
+            raise ValidationError(NAME_TAKEN, code="impersonation")
         return username
 
+
+NAME_TAKEN = _("That name is another player's or the house's; pick a different one.")
 
 #: Names only the house speaks as.
 RESERVED_NAMES = frozenset({"dealer", "house", "casino", "admin", "staff", "support", "system", "moderator"})
@@ -85,7 +90,7 @@ def _unused_email(email: str, *, user) -> str:
     """One account per address, so a password-reset link always reaches the account it was asked for."""
     email = email.strip()
     if email and User.objects.exclude(pk=getattr(user, "pk", None)).filter(email__iexact=email).exists():
-        raise ValidationError("An account with this e-mail address already exists.", code="email_taken")
+        raise ValidationError(_("An account with this e-mail address already exists."), code="email_taken")
     return email
 
 
@@ -94,7 +99,8 @@ class ProfileForm(forms.ModelForm):
         model = User
         fields = ("display_name", "avatar", "email", "show_mistakes")
         widgets = {"avatar": forms.RadioSelect}
-        help_texts = {"email": "Optional; only used to reset a forgotten password."}
+        help_texts = {"email": _("Optional; only used to reset a forgotten password.")}
+        labels = {"display_name": _("Display name"), "avatar": _("Avatar")}
 
     def clean_email(self):
         return _unused_email(self.cleaned_data["email"], user=self.instance)
@@ -104,7 +110,5 @@ class ProfileForm(forms.ModelForm):
         # Invisible characters (zero-width, bidi overrides) are refused by `validate_display_name`.
         name = unicodedata.normalize("NFC", self.cleaned_data["display_name"])
         if name and _name_taken(name, user=self.instance):
-            raise ValidationError(
-                "That name is another player's or the house's; pick a different one.", code="impersonation"
-            )
+            raise ValidationError(NAME_TAKEN, code="impersonation")
         return name

@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from accounts.avatars import AVATAR_CHOICES, DEFAULT_AVATAR, avatar_static_path
 from storage.append_only import AppendOnlyModel
@@ -30,9 +31,9 @@ _DISPLAY_NAME_PUNCTUATION = frozenset(" .'-_")
 
 def validate_display_name(value: str) -> None:
     if value != value.strip():
-        raise ValidationError("Remove the spaces at the start and end.", code="display_name_spaces")
+        raise ValidationError(_("Remove the spaces at the start and end."), code="display_name_spaces")
     if "  " in value:
-        raise ValidationError("Use single spaces between words.", code="display_name_spaces")
+        raise ValidationError(_("Use single spaces between words."), code="display_name_spaces")
     categories = [unicodedata.category(char)[0] for char in value]
     allowed = all(
         kind in "LMN" or char in _DISPLAY_NAME_PUNCTUATION
@@ -40,7 +41,7 @@ def validate_display_name(value: str) -> None:
     )
     if value and not (allowed and categories[0] in "LN" and categories[-1] in "LMN"):
         raise ValidationError(
-            "Use letters, digits, spaces and . ' - _ only, starting and ending with a letter or digit.",
+            _("Use letters, digits, spaces and . ' - _ only, starting and ending with a letter or digit."),
             code="display_name_characters",
         )
 
@@ -50,17 +51,19 @@ class User(AbstractUser):
         max_length=DISPLAY_NAME_MAX_LENGTH,
         blank=True,
         validators=[validate_display_name],
-        help_text="Shown at the tables instead of your username. Optional.",
+        help_text=_("Shown at the tables instead of your username. Optional."),
     )
     avatar = models.CharField(max_length=16, choices=AVATAR_CHOICES, default=DEFAULT_AVATAR)
     suspended = models.BooleanField(
         default=False, help_text="A suspended player cannot sit or act at a table (staff admin)."
     )
     show_mistakes = models.BooleanField(
-        "show my coach notes",
+        _("show my coach notes"),
         default=False,
-        help_text="Let other players see the coach's notes on your play (your decisions unlike basic "
-        "strategy) on your public profile. Off: only you see them.",
+        help_text=_(
+            "Let other players see the coach's notes on your play (your decisions unlike basic "
+            "strategy) on your public profile. Off: only you see them."
+        ),
     )
     #: The table page's choices that follow the player from browser to browser (`accounts.preferences`).
     preferences = models.JSONField(default=dict, blank=True)
@@ -137,12 +140,12 @@ class Wallet(models.Model):
 
 class LedgerEntry(AppendOnlyModel):
     class Kind(models.TextChoices):
-        GRANT = "grant", "Grant"
-        BET = "bet", "Bet"
-        PAYOUT = "payout", "Payout"
-        REFUND = "refund", "Refund"
-        ADJUSTMENT = "adjustment", "Adjustment"
-        FLOAT = "float", "Float (house <-> table)"
+        GRANT = "grant", _("Grant")
+        BET = "bet", _("Bet")
+        PAYOUT = "payout", _("Payout")
+        REFUND = "refund", _("Refund")
+        ADJUSTMENT = "adjustment", _("Adjustment")
+        FLOAT = "float", _("Float (house <-> table)")
 
     MEMO_MAX_LENGTH = 200
 

@@ -27,6 +27,8 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.translation import gettext
 
 from accounts import selectors, sockets
 from accounts.models import LedgerEntry, Wallet
@@ -703,15 +705,22 @@ def claim_daily_grant(*, user, now: datetime | None = None) -> LedgerEntry:
         in_play = selectors.chips_in_play(user_id=user.pk)
         held = wallet.balance + in_play
         if held >= floor:
-            on_table = f" ({in_play:,} of them in play)" if in_play else ""
-            raise DailyGrantRefused(
-                f"The daily grant is for players with under {floor:,} chips; you have {held:,}{on_table}.",
-                code="balance_too_high",
-            )
+            words = {"floor": _chips(floor), "held": _chips(held), "in_play": _chips(in_play)}
+            if in_play:
+                text = gettext(
+                    "The daily grant is for players with under %(floor)s chips; you have %(held)s "
+                    "(%(in_play)s of them in play)."
+                )
+            else:
+                text = gettext(
+                    "The daily grant is for players with under %(floor)s chips; you have %(held)s."
+                )
+            raise DailyGrantRefused(text % words, code="balance_too_high")
         if wallet.last_daily_grant_at and now < wallet.last_daily_grant_at + interval:
             next_claim_at = wallet.last_daily_grant_at + interval
             raise DailyGrantRefused(
-                f"You already claimed your grant. You can claim again in {_wait_text(next_claim_at - now)}.",
+                gettext("You already claimed your grant. You can claim again in %(wait)s.")
+                % {"wait": _wait_text(next_claim_at - now)},
                 code="too_soon",
                 next_claim_at=next_claim_at,
             )
@@ -730,5 +739,10 @@ def _wait_text(delta: timedelta) -> str:
     minutes = max(1, -(-int(delta.total_seconds()) // 60))
     hours, minutes = divmod(minutes, 60)
     if hours:
-        return f"{hours} h {minutes:02d} min"
-    return f"{minutes} min"
+        return gettext("%(hours)d h %(minutes)02d min") % {"hours": hours, "minutes": minutes}
+    return gettext("%(minutes)d min") % {"minutes": minutes}
+
+
+def _chips(count: int) -> str:
+    """A number of chips as the active language groups its digits: "10,000", "10 000"."""
+    return number_format(count, force_grouping=True)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import gettext_lazy as _
 
 #: Failures of one account from one network before that pair cools off.
 MAX_FAILURES = 5
@@ -41,9 +43,15 @@ TRUSTED_SECONDS = 30 * 24 * 3600
 _PREFIX = "login-throttle"
 
 _MESSAGES = {
-    "ip": "from your network",
-    "username": "for this account from your network",
-    "account": "for this account from new networks",
+    "ip": _("Too many failed log-in attempts from your network. Please wait %(wait)s before trying again."),
+    "username": _(
+        "Too many failed log-in attempts for this account from your network. Please wait %(wait)s before "
+        "trying again."
+    ),
+    "account": _(
+        "Too many failed log-in attempts for this account from new networks. Please wait %(wait)s before "
+        "trying again."
+    ),
 }
 
 
@@ -57,18 +65,16 @@ class Throttle:
 
     @property
     def message(self) -> str:
-        source, wait = _MESSAGES[self.scope], _wait(self.retry_after)
-        return f"Too many failed log-in attempts {source}. Please wait {wait} before trying again."
+        return str(_MESSAGES[self.scope]) % {"wait": _wait(self.retry_after)}
 
 
 def _wait(seconds: int) -> str:
-    """A wait for people: minutes up to 90, hours beyond."""
+    """A wait for people, in the active language: minutes up to 90, hours beyond."""
     minutes = max(1, math.ceil(seconds / 60))
-    if minutes == 1:
-        return "1 minute"
     if minutes <= 90:
-        return f"{minutes} minutes"
-    return f"{math.ceil(minutes / 60)} hours"
+        return ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
+    hours = math.ceil(minutes / 60)
+    return ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours}
 
 
 def client_ip(request) -> str:
@@ -133,7 +139,7 @@ def _limits(ip: str, username: str) -> list[tuple[str, str, int]]:
 def check(*, ip: str, username: str, now: float | None = None) -> Throttle | None:
     """The active throttle for this attempt, or None when it may proceed."""
     now = time.time() if now is None else now
-    for scope, value, _ in _limits(ip, username):
+    for scope, value, _limit in _limits(ip, username):
         locked_until = cache.get(_keys(scope, value)[1])
         if locked_until is None or locked_until <= now:
             continue
@@ -174,7 +180,7 @@ def record_success(*, ip: str, username: str) -> None:
 RESET_LIMIT_PER_NETWORK = 5
 RESET_LIMIT_PER_ADDRESS = 3
 RESET_WINDOW_SECONDS = 60 * 60
-RESET_REFUSED_MESSAGE = "Too many password-reset requests. Please try again in an hour."
+RESET_REFUSED_MESSAGE = gettext_noop("Too many password-reset requests. Please try again in an hour.")
 
 
 def allow_password_reset(*, ip: str, email: str) -> bool:
@@ -200,10 +206,17 @@ class RegistrationRefused:
 
     @property
     def message(self) -> str:
-        return (
-            f"Too many accounts have been registered from your {self.scope} recently. "
-            f"Please wait {_wait(self.retry_after)} before registering another."
-        )
+        if self.scope == "address":
+            text = gettext(
+                "Too many accounts have been registered from your address recently. Please wait %(wait)s "
+                "before registering another."
+            )
+        else:
+            text = gettext(
+                "Too many accounts have been registered from your network recently. Please wait %(wait)s "
+                "before registering another."
+            )
+        return text % {"wait": _wait(self.retry_after)}
 
 
 def _registration_limits(ip: str) -> list[tuple[str, str, int, int]]:

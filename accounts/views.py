@@ -12,8 +12,9 @@ from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.template import loader
-from django.utils.formats import date_format
+from django.utils.formats import date_format, number_format
 from django.utils.timezone import localtime
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts import preferences, selectors, services, throttling
@@ -63,7 +64,7 @@ class PasswordResetView(auth_views.PasswordResetView):
     def form_valid(self, form):
         ip = throttling.client_ip(self.request)
         if not throttling.allow_password_reset(ip=ip, email=form.cleaned_data["email"]):
-            form.add_error(None, ValidationError(throttling.RESET_REFUSED_MESSAGE, code="throttled"))
+            form.add_error(None, ValidationError(gettext(throttling.RESET_REFUSED_MESSAGE), code="throttled"))
             response = self.form_invalid(form)
             response.status_code = 429
             return response
@@ -94,7 +95,9 @@ def _registered(request, form):
     with transaction.atomic():  # the user and its wallet (opened by a signal) land together or not at all
         user = form.save()
     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-    messages.success(request, "Welcome! Your account is ready and your starting chips are in your wallet.")
+    messages.success(
+        request, gettext("Welcome! Your account is ready and your starting chips are in your wallet.")
+    )
     return redirect("profile")
 
 
@@ -115,7 +118,7 @@ def profile(request):
         form = ProfileForm(request.POST, instance=user)
         if form.is_valid():
             form.save()
-            messages.success(request, "Profile saved.")
+            messages.success(request, gettext("Profile saved."))
             return redirect("profile")
         # Validation copied the refused input onto request.user; the page header shows the stored values.
         user.refresh_from_db(fields=["display_name", "avatar", "email", "show_mistakes"])
@@ -142,12 +145,20 @@ def claim_grant(request):
         if refusal.code == "balance_too_high" and status and status["next_claim_at"]:
             # Claimed already: say so, not that the chips (lifted to the floor by that grant) are too many.
             when = date_format(localtime(status["next_claim_at"]), "j M, H:i")
-            messages.info(request, f"You claimed today's grant already; the next one is from {when} UTC.")
+            messages.info(
+                request,
+                gettext("You claimed today's grant already; the next one is from %(when)s UTC.")
+                % {"when": when},
+            )
         else:
             messages.error(request, refusal.message)
     else:
+        words = {
+            "chips": number_format(entry.amount, force_grouping=True),
+            "balance": number_format(entry.balance_after, force_grouping=True),
+        }
         messages.success(
-            request, f"Daily grant claimed: {entry.amount:,} chips. Your balance is {entry.balance_after:,}."
+            request, gettext("Daily grant claimed: %(chips)s chips. Your balance is %(balance)s.") % words
         )
     return redirect("profile")
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from blackjack import actors, protocol, remote
+from blackjack import actors, protocol, refusals, remote
 from blackjack.models import GAME, Table
 from blackjack.rendering import BALANCE_REGIONS, LIVE_TEMPLATE, Page, live_html
 from blackjack.viewmodel import (
@@ -52,6 +52,9 @@ class BlackjackConsumer(TableConsumer):
         self.balance: int | None = None  # the viewer's as last shown (a view without their seat shows it)
         self.shared: _Shared | None = None  # the latest version's shared part this connection was handed
         self.page = Page()  # what the browser's page holds of what this connection sent (HTML only)
+
+    def refusal_text(self, code: str, message: str) -> str:
+        return refusals.translated(code, message)
 
     def visible(self, table_id: int, user, token: str | None) -> None:
         try:

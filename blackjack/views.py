@@ -11,10 +11,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts.preferences import preferences_of
-from blackjack import remote, services
+from blackjack import refusals, remote, services
 from blackjack.engine.rules import RuleSet
 from blackjack.engine.strategy import basic_strategy
 from blackjack.forms import OpenTableForm
@@ -85,7 +86,9 @@ def sit(request, table_id: int):
             break
         free = [seat["seat"] for seat in view["table"]["seats"] if seat["player"] is None]
         if not free or not view["you"]["can_sit"]:
-            messages.info(request, "There is no seat for you at this table right now; you are watching.")
+            messages.info(
+                request, gettext("There is no seat for you at this table right now; you are watching.")
+            )
             break
         action = {"action": "sit", "seat": free[0], "v": view["v"]}
         command = {"op": "act", "message": action, "user": request.user.pk}
@@ -100,7 +103,7 @@ def sit(request, table_id: int):
             break
         except Refused as refusal:
             if refusal.code not in ("seat_taken", "stale_version"):
-                messages.error(request, refusal.message)
+                messages.error(request, refusals.translated(refusal.code, refusal.message))
                 break
     return redirect("table", table_id=found.pk)
 
@@ -120,7 +123,7 @@ def open_table(request):
                 private=data["private"],
             )
         except Refused as refusal:
-            form.add_error(None, refusal.message)
+            form.add_error(None, refusals.translated(refusal.code, refusal.message))
         else:
             return redirect("table", table_id=created.pk)
     return render(request, "blackjack/open_table.html", {"form": form})

@@ -8,6 +8,7 @@ class DurakConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from accounts import memos
         from durak import demo, remote, services, views
         from durak.actor import DurakActor, load
         from durak.consumers import DurakConsumer
@@ -39,3 +40,7 @@ class DurakConfig(AppConfig):
             )
         )
         remote.DurakRoute.serve()
+        # The memos of a game's chips (`durak.actor`), on the player's profile in their language.
+        memos.register(r"Durak game (?P<number>\d+) stake", gettext_noop("Durak game %(number)s stake"))
+        memos.register(r"Durak game (?P<number>\d+) voided", gettext_noop("Durak game %(number)s voided"))
+        memos.register(r"Durak game (?P<number>\d+)", gettext_noop("Durak game %(number)s"))

@@ -6,6 +6,9 @@ found in neither stays as the engine worded it."""
 from django.utils.translation import gettext
 from django.utils.translation import gettext_noop as _
 
+from live import refusals
+from live.refusals import worded
+
 BY_MESSAGE = {
     "the game is over": _("The game is over."),
     "the principal attacker leads the bout": _("The principal attacker leads the bout."),
@@ -52,12 +55,44 @@ BY_CODE = {
 }
 
 
+#: The refusals of opening a table and quick play (`durak.services`, `durak.quick`), their numbers kept.
+PATTERNS = [
+    worded(
+        r"Your account is suspended or closed: you cannot open a table\.",
+        _("Your account is suspended or closed: you cannot open a table."),
+    ),
+    worded(
+        r"Your account is suspended or closed: you cannot play\.",
+        _("Your account is suspended or closed: you cannot play."),
+    ),
+    worded(
+        r"You have (?P<tables>\d+) open Durak tables already\.",
+        _("You have %(tables)s open Durak tables already."),
+    ),
+    worded(
+        r"Your (?P<balance>[\d,]+) chips cannot cover a stake of (?P<stake>[\d,]+)\.",
+        _("Your %(balance)s chips cannot cover a stake of %(stake)s."),
+    ),
+    worded(
+        r"(?P<name>.+) cannot stake (?P<stake>[\d,]+) chips: a new account stakes at most (?P<limit>[\d,]+) "
+        r"chips a game until it is (?P<days>\d+) days old or has finished (?P<games>\d+) games\.",
+        _(
+            "%(name)s cannot stake %(stake)s chips: a new account stakes at most %(limit)s chips a game "
+            "until it is %(days)s days old or has finished %(games)s games."
+        ),
+    ),
+]
+
+
 def translated(code: str, message: str) -> str:
     """The refusal's message in the active language (in English, the engine's own words where they are more
     precise than the code's)."""
     worded = BY_MESSAGE.get(message)
     if worded is not None:
         return gettext(worded)
+    common = refusals.translated(message, [*PATTERNS, *refusals.COMMON])
+    if common is not None:
+        return common
     english = BY_CODE.get(code)
     if english is not None and (local := gettext(english)) != english:
         return local

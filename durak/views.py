@@ -11,10 +11,11 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
+from django.utils.translation import gettext, pgettext
 from django.views.decorators.http import require_POST
 
 from cards.errors import Refused
-from durak import exports, quick, services
+from durak import exports, quick, refusals, services
 from durak.actor import load
 from durak.engine import Match, shuffled_deck, start_game, view_for
 from durak.engine.cards import RANKS, SUITS
@@ -34,7 +35,7 @@ def open_table(request):
         try:
             created = services.open_table(user=request.user, **form.cleaned_data)
         except Refused as refusal:
-            form.add_error(None, refusal.message)
+            form.add_error(None, refusals.translated(refusal.code, refusal.message))
         else:
             return redirect("durak_table", table_id=created.pk)
     return render(request, "durak/open_table.html", {"form": form})
@@ -46,12 +47,12 @@ def quick_play(request):
     """Seat the player for a game of the chosen variant, stake and number of players (`durak.quick`)."""
     form = QuickPlayForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose a variant, a stake and a number of players.")
+        messages.error(request, gettext("Choose a variant, a stake and a number of players."))
         return redirect("lobby")
     try:
         table_id = quick.quick_play(user=request.user, **form.cleaned_data)
     except Refused as refusal:
-        messages.error(request, refusal.message)
+        messages.error(request, refusals.translated(refusal.code, refusal.message))
         return redirect("lobby")
     return redirect("durak_table", table_id=table_id)
 
@@ -157,11 +158,11 @@ def replay(request, game_id: int):
     deck = shuffled_deck(server_seed=game.server_seed, client_seed=game.client_seed, nonce=game.nonce)
     state = start_game(Match.from_dict(game.match), deck)
     before = view_for(state, seat)
-    steps = [_step(None, before, before, names, game.players)]
+    steps = [_step(None, before, before, names, game.players, seat)]
     for row in game.actions.order_by("version"):
         state = apply(state, row.action)
         after = view_for(state, seat)
-        steps.append(_step(row, before, after, names, game.players))
+        steps.append(_step(row, before, after, names, game.players, seat))
         before = after
     context = {
         "game": game,
@@ -175,17 +176,23 @@ def replay(request, game_id: int):
 
 
 def _seat_names(game: DurakGame, *, viewer: int) -> list[str]:
-    """Per seat of `game`: "You" for the viewer, a player's public name, or the bot's name."""
+    """Per seat of `game`: "You" (in the active language) for the viewer, a player's public name, or the
+    bot's name."""
     users = get_user_model().objects.in_bulk([user for user in game.players if user is not None])
     return [
-        "You" if seat == viewer else users[user].public_name if user in users else bot_name(seat)
+        pgettext("durak replay: the viewer", "You")
+        if seat == viewer
+        else users[user].public_name
+        if user in users
+        else bot_name(seat)
         for seat, user in enumerate(game.players)
     ]
 
 
-def _step(row, before: dict, after: dict, names: list[str], players: list[int | None]) -> dict:
+def _step(row, before: dict, after: dict, names: list[str], players: list[int | None], viewer: int) -> dict:
     """One line of the replay: who did what (`row`: the action log's row; None: the deal) and the game as
-    the viewer saw it after, with the bout's end said in words (picked up, or beaten off: bito)."""
+    the viewer saw it after, with the bout's end said in words (picked up, or beaten off: bito); `*_me`: that
+    player is the viewer (a sentence's own wording, `durak_ui.replay_step`)."""
     trump_suit = after["trump"][1]
     step = {
         "view": after,
@@ -203,16 +210,19 @@ def _step(row, before: dict, after: dict, names: list[str], players: list[int | 
     step |= {
         "action": action,
         "who": names[player],
+        "who_me": player == viewer,
         # A player's seat played by the bot: a timeout, or they had left.
         "by_bot": row.by_bot and players[player] is not None,
         "lead": action["action"] == "attack" and not before["table"],
     }
     if after["finished"]:
         step["fool"] = names[after["fool"]] if after["fool"] is not None else None
+        step["fool_me"] = after["fool"] == viewer
     if after["bout"] > before["bout"]:
         taken = before["taking"] or action["action"] == "take"
         step["closed"] = "taken" if taken else "beaten"
         step["defender"] = names[before["defender"]]
+        step["defender_me"] = before["defender"] == viewer
     return step
 
 

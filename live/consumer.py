@@ -57,7 +57,7 @@ from django.utils.functional import LazyObject, empty
 
 from accounts import language, sockets
 from cards.errors import Refused
-from live import chat, fanout, forward, games, process
+from live import chat, fanout, forward, games, process, refusals
 from live.protocol import BAD_MESSAGE, MAX_FRAME_BYTES, RATE_LIMITED, Fields, frame_size, parse
 
 #: Flooding: the policy-violation close (4000 + RFC 6455's 1008: Daphne sends only 1000 and 3000-4999).
@@ -234,8 +234,9 @@ class TableConsumer(LiveConsumer):
         return {"op": "act", "message": message}
 
     def refusal_text(self, code: str, message: str) -> str:
-        """A refusal's message in the connection's language (the game's pure code words it in English)."""
-        return message
+        """A refusal's message in the connection's language (the game's pure code words it in English; here,
+        the site's own refusals: `live.refusals.COMMON`)."""
+        return refusals.translated(message, refusals.COMMON) or message
 
     # --- connecting ---
 

@@ -9,6 +9,7 @@ import time
 import pytest
 from django.conf import settings as django_settings
 from django.db import connection
+from django.utils import translation
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
@@ -68,6 +69,15 @@ def _seeded_secrets(request, monkeypatch):
         return f"{rng.getrandbits(8 * size):0{2 * size}x}"
 
     monkeypatch.setattr(secrets, "token_hex", token_hex)
+
+
+@pytest.fixture(autouse=True)
+def _english_after_each_test():
+    """A request in Russian leaves Russian active in its thread (LocaleMiddleware activates a language and
+    nothing deactivates it): each test starts from the default language whatever ran before it."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,8 @@ in a fixed view box, a zero line when zero is in range, and the labels of both a
 import datetime
 from dataclasses import dataclass
 
+from django.utils.formats import date_format
+
 WIDTH, HEIGHT = 600, 220
 PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 84, 12, 14, 34
 
@@ -56,8 +58,8 @@ def line_chart(points: list[tuple[datetime.datetime, int]]) -> Chart | None:
         area=area,
         top_label=f"{high:,}",
         bottom_label=f"{low:,}",
-        first_label=points[0][0].strftime("%-d %b %Y"),
-        last_label=points[-1][0].strftime("%-d %b %Y"),
+        first_label=date_format(points[0][0], "j M Y"),  # the month in the active language
+        last_label=date_format(points[-1][0], "j M Y"),
         zero_y=y(0) if low < 0 < high else None,
         last_value=values[-1],
         plot_left=left,

@@ -1,27 +1,30 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from blackjack.history.records import RoundResult
 
 
 class HistoryFilter(forms.Form):
-    table = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Table")
-    result = forms.ChoiceField(required=False, choices=[("", "Any result"), *RoundResult.choices])
+    table = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label=_("Table"))
+    result = forms.ChoiceField(
+        required=False, label=_("Result"), choices=[("", _("Any result")), *RoundResult.choices]
+    )
     date_from = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}), help_text="UTC"
+        required=False, label=_("From"), widget=forms.DateInput(attrs={"type": "date"}), help_text="UTC"
     )
     date_to = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}), help_text="UTC"
+        required=False, label=_("To"), widget=forms.DateInput(attrs={"type": "date"}), help_text="UTC"
     )
 
     def __init__(self, *args, tables: list[tuple[int, str]], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["table"].choices = [("", "All tables"), *tables]
+        self.fields["table"].choices = [("", _("All tables")), *tables]
 
     def clean(self):
         data = super().clean()
         start, end = data.get("date_from"), data.get("date_to")
         if start and end and start > end:
-            raise forms.ValidationError("The first day must come before the last.")
+            raise forms.ValidationError(_("The first day must come before the last."))
         return data
 
     def filters(self) -> dict:

@@ -9,12 +9,13 @@ leaderboard is a top-N read on an index and a rank is one count.
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 
 class RoundResult(models.TextChoices):
-    WIN = "win", "Win"
-    LOSE = "lose", "Loss"
-    PUSH = "push", "Push"
+    WIN = "win", _("Win")
+    LOSE = "lose", _("Loss")
+    PUSH = "push", _("Push")
 
 
 class PlayerRound(models.Model):

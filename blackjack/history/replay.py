@@ -9,21 +9,28 @@ order beyond the round's last card never leaves this module.
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext, pgettext
+from django.utils.translation import gettext_noop as _
+
 from blackjack.engine.cards import hand_value
 from blackjack.engine.round import RoundState, apply, new_round
 from blackjack.engine.rules import RuleSet
 from cards.errors import Refused
 
+#: A step's words (`describe`), in the active language: "%(who)s" is a seat (its player's name with it).
 ACTION_WORDS = {
-    "bet": "bets",
-    "sit_out": "sits out",
-    "hit": "hits",
-    "stand": "stands",
-    "double": "doubles",
-    "split": "splits",
-    "surrender": "surrenders",
-    "insurance": "insurance",
-    "even_money": "even money",
+    "sit_out": _("%(who)s sits out."),
+    "hit": _("%(who)s hits."),
+    "stand": _("%(who)s stands."),
+    "double": _("%(who)s doubles."),
+    "split": _("%(who)s splits."),
+    "surrender": _("%(who)s surrenders."),
+}
+#: An offer's answer: (taken, declined).
+OFFER_WORDS = {
+    "insurance": (_("%(who)s takes insurance."), _("%(who)s declines insurance.")),
+    "even_money": (_("%(who)s takes even money."), _("%(who)s declines even money.")),
+    "surrender": (_("%(who)s takes early surrender."), _("%(who)s declines early surrender.")),
 }
 
 
@@ -91,7 +98,7 @@ def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, ord
         max_bet=rnd.max_bet,
     )
     states = [state]
-    steps = [Step(0, {}, "Bets open.", [], spectator_view(state, names))]
+    steps = [Step(0, {}, gettext("Bets open."), [], spectator_view(state, names))]
     error = None
     for log in actions:
         try:
@@ -123,22 +130,27 @@ def replay_round(rnd, actions: list, *, names: dict[int, str] | None = None, ord
 
 
 def describe(action: dict[str, Any], after: RoundState, names: dict[int, str]) -> str:
+    """A logged action in words, in the active language: "Alice (seat 2) doubles."."""
     name = action.get("action")
     seat = action.get("seat")
-    who = f"{names[seat]} (seat {seat})" if seat in names else f"Seat {seat}"
     if seat is None:
-        who = "The table"
+        who = pgettext("blackjack replay: who acted", "The table")
+    elif seat in names:
+        who = gettext("%(name)s (seat %(seat)s)") % {"name": names[seat], "seat": seat}
+    else:
+        who = gettext("Seat %(seat)s") % {"seat": seat}
     if name == "bet":
-        return f"{who} bets {action.get('amount')}."
+        return gettext("%(who)s bets %(amount)s.") % {"who": who, "amount": action.get("amount")}
     if name == "deal":
-        return "Cards are dealt."
+        return gettext("Cards are dealt.")
     if name == "timeout":
-        return "Time runs out."
+        return gettext("Time runs out.")
     if name in ("insurance", "even_money") or (name == "surrender" and "accept" in action):
         accepted = action.get("accept", name == "surrender")
-        taken = "takes" if accepted else "declines"
-        return f"{who} {taken} {ACTION_WORDS.get(name, name)}."
-    return f"{who} {ACTION_WORDS.get(name, name)}."
+        return gettext(OFFER_WORDS[str(name)][0 if accepted else 1]) % {"who": who}
+    if name in ACTION_WORDS:
+        return gettext(ACTION_WORDS[str(name)]) % {"who": who}
+    return f"{who} {name}."
 
 
 def spectator_view(state: RoundState, names: dict[int, str]) -> dict[str, Any]:

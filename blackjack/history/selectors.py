@@ -12,6 +12,8 @@ from typing import Any
 from django.db.models import F, FloatField, Q, QuerySet
 from django.db.models.functions import Cast
 from django.utils import timezone
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import LedgerEntry, Wallet
 from blackjack.history.recording import period_starts
@@ -34,19 +36,27 @@ class Board:
 BOARDS = {
     board.key: board
     for board in (
-        Board("chips", "Most chips", "Chips", "Balance right now."),
-        Board("day", "Today", "Net", "Net winnings since midnight UTC.", "signed"),
-        Board("week", "This week", "Net", "Net winnings since Monday 00:00 UTC.", "signed"),
-        Board("month", "This month", "Net", "Net winnings since the 1st, 00:00 UTC.", "signed"),
-        Board("all", "All time", "Net", "Net winnings since the first hand.", "signed"),
-        Board("biggest", "Biggest win", "Chips", "Most won in a single round."),
-        Board("hands", "Most hands", "Hands", "Hands played, split hands included."),
-        Board("streak", "Winning streak", "Rounds", "Most rounds won in a row (a push does not end it)."),
+        Board("chips", _("Most chips"), _("Chips"), _("Balance right now.")),
+        Board("day", _("Today"), _("Net"), _("Net winnings since midnight UTC."), "signed"),
+        Board("week", _("This week"), _("Net"), _("Net winnings since Monday 00:00 UTC."), "signed"),
+        Board("month", _("This month"), _("Net"), _("Net winnings since the 1st, 00:00 UTC."), "signed"),
+        Board("all", _("All time"), _("Net"), _("Net winnings since the first hand."), "signed"),
+        Board("biggest", _("Biggest win"), _("Chips"), _("Most won in a single round.")),
+        Board("hands", _("Most hands"), _("Hands"), _("Hands played, split hands included.")),
+        Board(
+            "streak",
+            _("Winning streak"),
+            _("Rounds"),
+            _("Most rounds won in a row (a push does not end it)."),
+        ),
         Board(
             "win_rate",
-            "Win rate",
-            "Hands won",
-            f"Share of hands won, among players with at least {MIN_HANDS_FOR_WIN_RATE} hands.",
+            _("Win rate"),
+            _("Hands won"),
+            format_lazy(
+                _("Share of hands won, among players with at least {hands} hands."),
+                hands=MIN_HANDS_FOR_WIN_RATE,
+            ),
             "percent",
         ),
     )

@@ -3,11 +3,15 @@
 Everything here formats what the view model already says; no rule of the game is decided here.
 """
 
+import re
+
 from django import template
 from django.template.loader import get_template
 from django.utils.html import format_html_join
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext, gettext_noop, ngettext, pgettext_lazy
+from django.utils.translation import gettext_lazy as _
 
+from blackjack import eventlog
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
 from blackjack.rendering import LIVE_TEMPLATE
@@ -30,24 +34,24 @@ CHIP_COLOURS = (
 CHIP_DENOMINATIONS = (5, 25, 100, 500, 1_000, 5_000, 25_000)
 
 PHASE_LABELS = {
-    "waiting": "Waiting for players",
-    "betting": "Betting",
-    "insurance": "Insurance?",
-    "playing": "Playing",
-    "dealer": "Dealer plays",
-    "settled": "Round over",
+    "waiting": _("Waiting for players"),
+    "betting": _("Betting"),
+    "insurance": _("Insurance?"),
+    "playing": _("Playing"),
+    "dealer": _("Dealer plays"),
+    "settled": _("Round over"),
 }
 
 RESULT_LABELS = {
-    "win": "Win",
-    "blackjack": "Blackjack!",
-    "push": "Push",
-    "lose": "Lose",
-    "loss": "Lose",
-    "bust": "Bust",
-    "surrender": "Surrendered",
-    "surrendered": "Surrendered",
-    "charlie": "Charlie!",
+    "win": pgettext_lazy("blackjack: a hand's result badge", "Win"),
+    "blackjack": _("Blackjack!"),
+    "push": pgettext_lazy("blackjack: a hand's result badge", "Push"),
+    "lose": pgettext_lazy("blackjack: a hand's result badge", "Lose"),
+    "loss": pgettext_lazy("blackjack: a hand's result badge", "Lose"),
+    "bust": pgettext_lazy("blackjack: a hand's result badge", "Bust"),
+    "surrender": _("Surrendered"),
+    "surrendered": _("Surrendered"),
+    "charlie": _("Charlie!"),
 }
 # CSS tone of a result badge: good for the player, bad, or neutral.
 RESULT_TONES = {
@@ -100,15 +104,22 @@ def hand_total(hand) -> str:
         return ""
     cards = hand.get("cards") or []
     if total == 21 and len(cards) == 2 and None not in cards and not hand.get("split"):
-        return "Blackjack"
+        return gettext("Blackjack")
     if total > 21:
-        return f"{total} bust"
-    return f"soft {total}" if hand.get("soft") else str(total)
+        return gettext("%(total)s bust") % {"total": total}
+    return gettext("soft %(total)s") % {"total": total} if hand.get("soft") else str(total)
+
+
+@register.filter
+def event_text(text: str) -> str:
+    """An event of the table's log in the viewer's language (`blackjack.eventlog`)."""
+    return eventlog.translated(str(text))
 
 
 @register.filter
 def phase_label(phase) -> str:
-    return PHASE_LABELS.get(phase, str(phase or "").capitalize())
+    label = PHASE_LABELS.get(phase)
+    return str(label) if label is not None else str(phase or "").capitalize()
 
 
 @register.filter
@@ -117,13 +128,14 @@ def phase_title(table) -> str:
     surrender."""
     upcard = ((table.get("dealer") or {}).get("cards") or [None])[0]
     if table.get("phase") == "insurance" and upcard and not upcard.startswith("A"):
-        return "Early surrender?"
+        return gettext("Early surrender?")
     return phase_label(table.get("phase"))
 
 
 @register.filter
 def result_label(result) -> str:
-    return RESULT_LABELS.get(result, str(result or "").replace("_", " ").capitalize())
+    label = RESULT_LABELS.get(result)
+    return str(label) if label is not None else str(result or "").replace("_", " ").capitalize()
 
 
 @register.filter
@@ -195,7 +207,10 @@ def bet_chips(limits) -> list[int]:
 @register.filter
 def limits_text(table) -> str:
     """ "bets 10 to 500": the table's limits as its header says them."""
-    return f"bets {table['min_bet']:,} to {table['max_bet']:,}"
+    return gettext("bets %(low)s to %(high)s") % {
+        "low": f"{table['min_bet']:,}",
+        "high": f"{table['max_bet']:,}",
+    }
 
 
 @register.filter
@@ -208,6 +223,37 @@ def house_edge(rules) -> str:
 def rules_summary(rules) -> str:
     """ "6 decks · S17 · DAS · LS · 3:2" for a rules dict."""
     return RuleSet.from_dict(rules).summary()
+
+
+#: The worded parts of a rules summary (`RuleSet.summary`: the engine's English), each as a pattern and the
+#: English of its translation; the codes (S17, DAS, 3:2) read the same in every language.
+_SUMMARY_WORDS = (
+    (re.compile(r"(\d+) decks?"), None),
+    (re.compile(r"no hole card \(OBO\)"), gettext_noop("no hole card (OBO)")),
+    (re.compile(r"no hole card"), gettext_noop("no hole card")),
+    (re.compile(r"no split"), gettext_noop("no split")),
+    (re.compile(r"split to (\d+)"), gettext_noop("split to %(number)s")),
+    (re.compile(r"(\d+)-card charlie"), gettext_noop("%(number)s-card charlie")),
+    (re.compile(r"suited 6-7-8 (\S+)"), gettext_noop("suited 6-7-8 %(number)s")),
+)
+
+
+@register.filter
+def summary_words(summary: str) -> str:
+    """A rules summary ("6 decks · S17 · DAS · 3:2") with its words in the active language."""
+
+    def part(text: str) -> str:
+        for pattern, english in _SUMMARY_WORDS:
+            match = pattern.fullmatch(text)
+            if match is None:
+                continue
+            number = match.group(1) if pattern.groups else ""
+            if english is None:
+                return ngettext("%(number)s deck", "%(number)s decks", int(number)) % {"number": number}
+            return gettext(english) % {"number": number} if number else gettext(english)
+        return text
+
+    return " · ".join(part(text) for text in str(summary or "").split(" · "))
 
 
 _CARD_NAMES = {"A": "A", "T": "10"}
@@ -224,17 +270,21 @@ def chart_sections(chart) -> list[tuple[str, list[tuple[str, list[str]]], str]]:
         return f"{_CARD_NAMES.get(card, card)},{_CARD_NAMES.get(card, card)}"
 
     return [
-        ("Hard totals", rows("hard", str), "Total"),
+        (gettext("Hard totals"), rows("hard", str), gettext("Total")),
         (
-            "Soft totals (with an ace counted as 11)",
+            gettext("Soft totals (with an ace counted as 11)"),
             rows("soft", lambda total: f"A,{int(total) - 11}"),
-            "Hand",
+            gettext("Hand"),
         ),
-        ("Pairs", rows("pairs", pair), "Pair"),
+        (gettext("Pairs"), rows("pairs", pair), gettext("Pair")),
     ]
 
 
-OUTCOME_LABELS = {"good": "You win", "bad": "You lose", "neutral": "Push"}
+OUTCOME_LABELS = {
+    "good": _("You win"),
+    "bad": _("You lose"),
+    "neutral": pgettext_lazy("blackjack: a hand's result badge", "Push"),
+}
 
 
 @register.filter
@@ -251,11 +301,11 @@ def round_outcome(view) -> dict | None:
     tone = "good" if net > 0 else "bad" if net < 0 else "neutral"
     results = {hand.get("result") for hand in hands}
     if net > 0 and "blackjack" in results:
-        label = "Blackjack!"
+        label = str(RESULT_LABELS["blackjack"])
     elif net < 0 and results <= {"surrender", "surrendered"}:
-        label = "Surrendered"
+        label = str(RESULT_LABELS["surrendered"])
     else:
-        label = OUTCOME_LABELS[tone]
+        label = str(OUTCOME_LABELS[tone])
     return {"net": net, "tone": tone, "label": label}
 
 
@@ -312,14 +362,22 @@ WS_FORMS = (
     "form-early-surrender",
     "form-leave",
 )
-#: Playing buttons: protocol action, keyboard shortcut, label.
+#: Playing buttons: protocol action, keyboard shortcut, label (in Russian the words of the table: «Ещё»).
 PLAY_BUTTONS = (
-    ("hit", "h", "Hit"),
-    ("stand", "s", "Stand"),
-    ("double", "d", "Double"),
-    ("split", "p", "Split"),
-    ("surrender", "r", "Surrender"),
+    ("hit", "h", pgettext_lazy("blackjack: the button", "Hit")),
+    ("stand", "s", pgettext_lazy("blackjack: the button", "Stand")),
+    ("double", "d", pgettext_lazy("blackjack: the button", "Double")),
+    ("split", "p", pgettext_lazy("blackjack: the button", "Split")),
+    ("surrender", "r", pgettext_lazy("blackjack: the button", "Surrender")),
 )
+_BUTTON_LABELS = {action: label for action, _key, label in PLAY_BUTTONS}
+
+
+@register.filter
+def decision_label(action) -> str:
+    """A playing decision (the hint's) as its button says it: "stand" -> "Stand"."""
+    label = _BUTTON_LABELS.get(action)
+    return str(label) if label is not None else str(action or "").capitalize()
 
 
 @register.simple_tag

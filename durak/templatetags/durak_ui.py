@@ -8,8 +8,8 @@ from django import template
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.utils.html import format_html
-from django.utils.translation import gettext, pgettext
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext, gettext_noop, pgettext
 
 from cards.faces import RANK_LABELS, card_face
 from durak.engine import RANKS, SUITS
@@ -62,11 +62,79 @@ def card_chip(card: str, trump_suit: str = "") -> str:
     )
 
 
+#: A replay's sentences, (the viewer's, another player's): each language words "you" and "Bob" apart.
+_STEP_WORDS = {
+    "lead": (gettext_noop("You lead %(card)s"), gettext_noop("%(name)s leads %(card)s")),
+    "throw": (gettext_noop("You throw in %(card)s"), gettext_noop("%(name)s throws in %(card)s")),
+    "beat": (
+        gettext_noop("You beat %(target)s with %(card)s"),
+        gettext_noop("%(name)s beats %(target)s with %(card)s"),
+    ),
+    "transfer": (
+        gettext_noop("You transfer the attack with %(card)s"),
+        gettext_noop("%(name)s transfers the attack with %(card)s"),
+    ),
+    "take": (gettext_noop("You take"), gettext_noop("%(name)s takes")),
+    "surrender": (gettext_noop("You concede the game"), gettext_noop("%(name)s concedes the game")),
+    "done": (gettext_noop("You are done"), gettext_noop("%(name)s is done")),
+    "picked_up": (
+        gettext_noop("You pick up the bout's cards"),
+        gettext_noop("%(name)s picks up the bout's cards"),
+    ),
+    "fool": (gettext_noop("You are the fool"), gettext_noop("%(name)s is the fool")),
+}
+
+
+def _sentence(key: str, me: bool, name: str, **cards) -> str:
+    """One of `_STEP_WORDS`'s sentences in the active language, the name in bold and the cards as chips
+    (`cards`: already safe HTML)."""
+    return _html(
+        gettext(_STEP_WORDS[key][0 if me else 1]), name=format_html("<strong>{}</strong>", name), **cards
+    )
+
+
+def _html(text: str, **words) -> str:
+    """A translated sentence with %(name)s placeholders as safe HTML, the values escaped unless safe."""
+    return format_html(
+        text.replace("{", "{{").replace("}", "}}").replace("%(", "{").replace(")s", "}"), **words
+    )
+
+
 @register.filter
-def verb(subject: str, forms: str) -> str:
-    """The verb's form for the subject: "lead,leads" -> "lead" after "You", "leads" after a name."""
-    you, other = forms.split(",")
-    return you if subject == "You" else other
+def replay_step(step: dict) -> str:
+    """A replay step in words: who did what, how the bout closed, how the game ended (`durak.views._step`)."""
+    trump = step["trump_suit"]
+    action = step.get("action")
+    if action is None:
+        return _html(
+            gettext("<strong>The deal</strong>: six cards each; trump %(card)s"),
+            card=card_chip(step["view"]["trump"], trump),
+        )
+    me, who, kind = step["who_me"], step["who"], action["action"]
+    chips = {key: card_chip(action[key], trump) for key in ("card", "target") if key in action}
+    if kind == "attack":
+        parts = [_sentence("lead" if step["lead"] else "throw", me, who, **chips)]
+    elif kind in _STEP_WORDS:
+        parts = [_sentence(kind, me, who, **chips)]
+    else:
+        parts = [_sentence("done", me, who)]
+    if step["by_bot"]:
+        parts[0] = format_html('{} <span class="muted">{}</span>', parts[0], gettext("(played by the bot)"))
+    if kind == "take" and not step.get("closed"):
+        parts[0] = format_html(
+            '{} <span class="muted">{}</span>', parts[0], gettext("(the attackers may still throw in)")
+        )
+    if step.get("closed") == "taken":
+        parts.append(_sentence("picked_up", step["defender_me"], step["defender"]))
+    elif step.get("closed") == "beaten":
+        parts.append(gettext("bito: the bout's cards are discarded"))
+    if step["view"]["finished"]:
+        if step.get("fool"):
+            ending = _sentence("fool", step["fool_me"], step["fool"])
+        else:
+            ending = format_html("<strong>{}</strong>", gettext("a draw"))
+        parts.append(ending)
+    return format_html_join(" · ", "{}", ((part,) for part in parts))
 
 
 @register.filter

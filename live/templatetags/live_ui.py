@@ -6,11 +6,24 @@ from datetime import UTC, datetime
 from django import template
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
+from django.utils.translation import gettext_noop as _
 
 from cards.faces import card_face
+from live.protocol import EMOTES
 
 register = template.Library()
 register.filter("card_face", card_face)
+
+#: The quick reactions' words (`live.protocol.EMOTES`: a key -> the English text) in the reader's language.
+EMOTE_WORDS = {"gg": _("GG"), "nice_hand": _("Nice hand"), "ouch": _("Ouch"), "good_luck": _("Good luck")}
+
+
+@register.filter
+def emote_label(key: str) -> str:
+    """A quick reaction as the page shows it: its words in the active language, or its symbol."""
+    words = EMOTE_WORDS.get(key)
+    return gettext(words) if words is not None else EMOTES.get(key, "")
 
 
 def as_datetime(value) -> datetime | None:

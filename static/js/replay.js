@@ -13,7 +13,9 @@
   function show(index) {
     current = Math.max(0, Math.min(steps.length - 1, index));
     steps.forEach(function (step, i) { step.hidden = i !== current; });
-    position.textContent = "Step " + (current + 1) + " of " + steps.length;
+    // The words come from the page, in its language: "Step {step} of {steps}".
+    position.textContent = (position.dataset.text || "Step {step} of {steps}")
+      .replace("{step}", String(current + 1)).replace("{steps}", String(steps.length));
     controls.querySelector('[data-replay="first"]').disabled = current === 0;
     controls.querySelector('[data-replay="prev"]').disabled = current === 0;
     controls.querySelector('[data-replay="next"]').disabled = current === steps.length - 1;

@@ -16,7 +16,7 @@
   function show() {
     if (!toggle) { return; }
     toggle.setAttribute('aria-pressed', on ? 'true' : 'false');
-    toggle.textContent = on ? 'Sound on' : 'Sound off';
+    toggle.textContent = on ? (toggle.dataset.on || 'Sound on') : (toggle.dataset.off || 'Sound off');
   }
 
   function context() {

@@ -286,12 +286,14 @@
     var why = '';
     [].some.call(document.querySelectorAll('#event-log .event-seat'), function (line) {
       var text = line.textContent.replace(/^\s*\S+\s*/, '').trim();  // without its time
-      if (text.indexOf('seat ' + lost[0] + '.') === -1) { return false; }
+      if (text.indexOf((notice.dataset.seat || 'seat') + ' ' + lost[0] + '.') === -1) { return false; }
       why = ' ' + text;
       return true;
     });
-    notice.querySelector('.seat-notice-text').textContent = 'You no longer hold seat ' + lost.join(', ') + '.' +
-      why + ' Pick an open seat to play again.';
+    // The words come from the page, in its language (#seat-notice's data-lost and data-again).
+    var lostText = (notice.dataset.lost || 'You no longer hold seat {seats}.').replace('{seats}', lost.join(', '));
+    notice.querySelector('.seat-notice-text').textContent = lostText + why + ' ' +
+      (notice.dataset.again || 'Pick an open seat to play again.');
     notice.hidden = false;
   }
 

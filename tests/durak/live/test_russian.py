@@ -100,3 +100,16 @@ async def test_a_russian_player_s_socket_fragments_are_russian_and_an_english_on
     finally:
         for client in clients:
             await client.close()
+
+
+def test_the_open_form_s_and_quick_play_s_refusals_are_translated_with_their_numbers():
+    with translation.override("ru"):
+        assert refusals.translated("insufficient_chips", "Your 40 chips cannot cover a stake of 1,000.") == (
+            "Ваших фишек (40) не хватает на ставку 1,000."
+        )
+        assert refusals.translated("too_many_tables", "You have 3 open Durak tables already.").endswith(
+            "открыто столов в дурака: 3."
+        )
+    assert refusals.translated("too_many_tables", "You have 3 open Durak tables already.") == (
+        "You have 3 open Durak tables already."
+    )
