@@ -133,6 +133,7 @@
     if (!drag) { return; }
     var button = drag.button;
     button.classList.remove('is-dragging');
+    document.documentElement.classList.remove('durak-dragging');
     button.style.transform = '';
     light(null);
     drag = null;
@@ -153,6 +154,7 @@
       if (!document.body.contains(drag.button)) { drag = null; return; }  // the hand was swapped meanwhile
       drag.moving = true;
       drag.button.classList.add('is-dragging');
+      document.documentElement.classList.add('durak-dragging');
     }
     event.preventDefault();
     drag.button.style.transform = 'translate(' + dx + 'px, ' + dy + 'px)';
