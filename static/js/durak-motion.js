@@ -47,7 +47,7 @@
       if (count) { counts[seat.dataset.seat] = Number(count.dataset.count); }
     });
     var talon = board.querySelector('.talon-pile');
-    return { table: table, hand: hand, counts: counts, talon: talon ? box(talon) : null };
+    return { game: board.dataset.game, table: table, hand: hand, counts: counts, talon: talon ? box(talon) : null };
   }
 
   // Play `element` from the box `from` to where it is now.
@@ -86,6 +86,9 @@
   function animate(old) {
     var board = document.getElementById('durak-board');
     if (!board || !old) { return; }
+    if (board.dataset.game !== old.game) {  // a new deal: every card comes from the talon
+      old = { game: old.game, table: {}, hand: {}, counts: {}, talon: old.talon };
+    }
     var lastMove = board.querySelector('[data-last-seat]');
     var mover = lastMove ? seatElement(lastMove.dataset.lastSeat) : null;
     var onTable = {};
