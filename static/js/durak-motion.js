@@ -112,10 +112,12 @@
       var target = taker && took !== '' ? centre(taker) : centre(pile);
       ghost(old.table[id].html, old.table[id].box, target, 25 * gone++);
     });
-    // Into the hand: from the table (a take), from where it was (the hand closes up) or from the talon.
+    // Into the hand: from the table (a take), from where it was (the hand closes up) or from the talon; not
+    // while the player drags a card of it (durak.js moves that one).
     var talon = board.querySelector('.talon-pile');
     var source = talon ? box(talon) : old.talon;
-    document.querySelectorAll('#durak-hand .card[data-card]').forEach(function (card) {
+    var dragging = document.documentElement.classList.contains('durak-dragging');
+    document.querySelectorAll(dragging ? '#durak-nothing' : '#durak-hand .card[data-card]').forEach(function (card) {
       var id = card.dataset.card;
       var from = old.table[id] ? old.table[id].box : old.hand[id] ? old.hand[id].box : source;
       if (from) { flyFrom(card, from); }

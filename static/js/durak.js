@@ -131,18 +131,31 @@
 
   function endDrag() {
     if (!drag) { return; }
-    var button = drag.button;
-    button.classList.remove('is-dragging');
+    if (drag.button) {
+      drag.button.classList.remove('is-dragging');
+      drag.button.style.transform = '';
+    }
     document.documentElement.classList.remove('durak-dragging');
-    button.style.transform = '';
     light(null);
     drag = null;
   }
 
+  // The dragged card's button now: an update (a bot's move, a player coming back) may have swapped the hand
+  // in meanwhile; null if the card is no longer playable.
+  function dragged() {
+    if (!document.body.contains(drag.button)) {
+      var card = document.querySelector('#durak-hand button.card-button.is-playable [data-card="' + drag.card + '"]');
+      drag.button = card ? card.closest('button') : null;
+      if (drag.button && drag.moving) { drag.button.classList.add('is-dragging'); }
+    }
+    return drag.button;
+  }
+
   document.addEventListener('pointerdown', function (event) {
     var button = event.target.closest('#durak-hand button.card-button.is-playable');
-    if (!button || !event.isPrimary || event.button !== 0) { return; }
-    drag = { button: button, x: event.clientX, y: event.clientY, id: event.pointerId, moving: false };
+    var card = button && button.querySelector('[data-card]');
+    if (!card || !event.isPrimary || event.button !== 0) { return; }
+    drag = { button: button, card: card.dataset.card, x: event.clientX, y: event.clientY, id: event.pointerId, moving: false };
   });
 
   document.addEventListener('pointermove', function (event) {
@@ -151,12 +164,13 @@
     var dy = event.clientY - drag.y;
     if (!drag.moving) {
       if (dx * dx + dy * dy < 100) { return; }  // a tap that wobbles is still a tap
-      if (!document.body.contains(drag.button)) { drag = null; return; }  // the hand was swapped meanwhile
       drag.moving = true;
-      drag.button.classList.add('is-dragging');
       document.documentElement.classList.add('durak-dragging');
     }
+    if (!dragged()) { endDrag(); return; }
     event.preventDefault();
+    drag.at = { x: event.clientX, y: event.clientY };
+    drag.button.classList.add('is-dragging');
     drag.button.style.transform = 'translate(' + dx + 'px, ' + dy + 'px)';
     var drop = dropAt(event.clientX, event.clientY);
     light(drop ? drop.lit : null);
@@ -165,10 +179,13 @@
   document.addEventListener('pointerup', function (event) {
     if (!drag || event.pointerId !== drag.id) { return; }
     if (!drag.moving) { drag = null; return; }  // a tap: the click plays it
-    var drop = dropAt(event.clientX, event.clientY);
+    if (!dragged()) { endDrag(); return; }
+    // Where the card was last seen (a touch's end may carry no position of its own).
+    var at = drag.at || { x: event.clientX, y: event.clientY };
+    var drop = dropAt(at.x, at.y);
     var button = drag.button;
-    var dx = event.clientX - drag.x;
-    var dy = event.clientY - drag.y;
+    var dx = at.x - drag.x;
+    var dy = at.y - drag.y;
     endDrag();
     dropped = true;
     window.setTimeout(function () { dropped = false; }, 0);  // no click follows a touch drag

@@ -21,12 +21,12 @@ pytestmark = [pytest.mark.browser]
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 LAPTOP = {"viewport": {"width": 1366, "height": 800}}
 
-#: Every animation the page starts, as its keyframes (before the page's own scripts run).
+#: Every animation the page starts: the card it moves (if any) and its keyframes (before the page's scripts).
 RECORD_ANIMATIONS = """
 window.startedAnimations = [];
 const animate = Element.prototype.animate;
 Element.prototype.animate = function (keyframes, options) {
-  window.startedAnimations.push(JSON.stringify(keyframes));
+  window.startedAnimations.push({card: this.dataset.card || null, keyframes: JSON.stringify(keyframes)});
   return animate.call(this, keyframes, options);
 };
 """
@@ -56,9 +56,11 @@ def test_a_lead_moves_the_card_unless_reduced_motion_is_asked_for(
     nina = make_player("nina", "Nina")
     table, card = leading(nina)
     page = open_page(nina, reduced_motion=motion, **device)
-    page.add_init_script(RECORD_ANIMATIONS)
+    page.add_init_script(RECORD_ANIMATIONS + COUNT_MESSAGES)
     page.goto(f"/durak/{table.pk}/")
+    page.wait_for_function("() => window.socketMessages >= 1")
     expect(page.locator("#durak-status")).to_contain_text("Your move")
+    page.evaluate("window.startedAnimations = []")  # from the lead on
     page.locator(f'#durak-hand [data-card="{card}"]').click()
     expect(page.locator(f'#durak-board .durak-bout [data-card="{card}"]')).to_be_visible()
     started = page.evaluate("window.startedAnimations")
@@ -66,15 +68,42 @@ def test_a_lead_moves_the_card_unless_reduced_motion_is_asked_for(
         assert started == []
         assert page.evaluate("document.getAnimations().length") == 0
     else:
-        assert any("translate" in keyframes for keyframes in started), started  # the card flew to the table
+        # The led card flew from the hand to the table.
+        assert any(a["card"] == card and "translate" in a["keyframes"] for a in started), started
 
 
-def drag(page, source, target, *, touch: bool) -> None:
-    """Drag `source` (a card of the hand: held by its left edge, the part of a fanned card always in view) to
-    the point `target` ({x, y}) with a finger or a mouse."""
-    box = source.bounding_box()
+#: Counts the socket's messages the page has swapped in (the first one comes right after it opens).
+COUNT_MESSAGES = """
+window.socketMessages = 0;
+document.addEventListener('htmx:wsAfterMessage', () => { window.socketMessages += 1; });
+"""
+
+
+def open_table_page(open_page, user, table, **options):
+    """The table's page, once its socket's first view is in (it swaps every region in again)."""
+    page = open_page(user, **options)
+    page.add_init_script(COUNT_MESSAGES)
+    page.goto(f"/durak/{table.pk}/")
+    page.wait_for_function("() => window.socketMessages >= 1")
+    return page
+
+
+def box_of(page, selector: str) -> dict:
+    """The box of the element `selector` finds, read in one go in the page."""
+    return page.evaluate("s => document.querySelector(s).getBoundingClientRect().toJSON()", selector)
+
+
+def middle(page, selector: str) -> dict:
+    box = box_of(page, selector)
+    return {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+
+
+def drag(page, source: str, target: dict, *, touch: bool) -> None:
+    """Drag the card of the hand `source` (a selector; held by its left edge, the part of a fanned card always
+    in view) to the point `target` ({x, y}) with a finger or a mouse."""
+    box = box_of(page, source)
     start = {"x": box["x"] + 8, "y": box["y"] + box["height"] / 2}
-    points = [
+    steps = [
         {
             "x": start["x"] + (target["x"] - start["x"]) * step / 8,
             "y": start["y"] + (target["y"] - start["y"]) * step / 8,
@@ -84,21 +113,16 @@ def drag(page, source, target, *, touch: bool) -> None:
     if touch:
         cdp = page.context.new_cdp_session(page)
         cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [start]})
-        for point in points:
+        for point in steps:
             cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
         cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         cdp.detach()
     else:
         page.mouse.move(start["x"], start["y"])
         page.mouse.down()
-        for point in points:
+        for point in steps:
             page.mouse.move(point["x"], point["y"])
         page.mouse.up()
-
-
-def middle(locator) -> dict:
-    box = locator.bounding_box()
-    return {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
 
 
 @pytest.mark.parametrize("device", [PHONE, LAPTOP], ids=["390px", "1366px"])
@@ -107,21 +131,20 @@ def test_a_card_dragged_onto_the_table_is_led_and_one_dropped_on_nothing_comes_b
 ):
     nina = make_player("nina", "Nina")
     table, card = leading(nina)
-    page = open_page(nina, **device)
-    page.goto(f"/durak/{table.pk}/")
+    page = open_table_page(open_page, nina, table, **device)
     status = page.locator("#durak-status")
     expect(status).to_contain_text("Your move")
     version = int(status.get_attribute("data-v"))
     touch = "has_touch" in device
-    hand_card = page.locator(f'#durak-hand button:has([data-card="{card}"])')
+    hand_card = f'#durak-hand button:has([data-card="{card}"])'
     # Dropped on the page's header: nothing is sent, the card is back in the hand as it was.
-    drag(page, hand_card, middle(page.locator(".table-header h1")), touch=touch)
-    expect(hand_card).not_to_have_class("is-dragging")
-    assert hand_card.evaluate("button => button.style.transform") == ""
+    drag(page, hand_card, middle(page, ".table-header h1"), touch=touch)
+    expect(page.locator(hand_card)).not_to_have_class("is-dragging")
+    assert page.locator(hand_card).evaluate("button => button.style.transform") == ""
     page.wait_for_function("() => document.getAnimations().length === 0")  # it slid back
     # Dropped on the table: the lead, as its tap sends it (had the first drop sent anything, this one's
     # version would be stale and refused).
-    drag(page, hand_card, middle(page.locator("#durak-board .durak-bout")), touch=touch)
+    drag(page, hand_card, middle(page, "#durak-board .durak-bout"), touch=touch)
     expect(page.locator(f'#durak-board .durak-bout [data-card="{card}"]')).to_be_visible()
     expect(status).to_have_attribute("data-v", str(version + 1))
     expect(page.locator(f'#durak-hand [data-card="{card}"]')).to_have_count(0)
@@ -134,18 +157,13 @@ def test_a_card_dragged_onto_an_attacking_card_beats_that_card(transactional_db,
     """The card beats either attack (a tap would ask which): the drop says which one."""
     nina = make_player("nina", "Nina")
     table, card = defending_two_attacks(nina)
-    page = open_page(nina, **device)
-    page.goto(f"/durak/{table.pk}/")
+    page = open_table_page(open_page, nina, table, **device)
     expect(page.locator("#durak-status")).to_contain_text("Your move")
     attacks = page.locator("#durak-board .durak-bout .durak-pair .card")
     expect(attacks).to_have_count(2)
-    target = attacks.nth(1).get_attribute("data-card")
-    drag(
-        page,
-        page.locator(f'#durak-hand [data-choose="{card}"]'),
-        middle(attacks.nth(1)),
-        touch="has_touch" in device,
-    )
+    second = "#durak-board .durak-bout .durak-pair:nth-child(2) .card"
+    target = page.locator(second).get_attribute("data-card")
+    drag(page, f'#durak-hand [data-choose="{card}"]', middle(page, second), touch="has_touch" in device)
     pair = page.locator("#durak-board .durak-bout .durak-pair", has=page.locator(f'[data-card="{target}"]'))
     expect(pair.locator(f'[data-card="{card}"]')).to_be_visible()  # on the card it was dropped on
     expect(page.locator("#durak-board .durak-last")).to_contain_text("Nina beats")
