@@ -32,11 +32,12 @@ from accounts import sockets
 from cards.errors import Refused
 from cards.fairness import new_server_seed
 from durak import services
-from durak.engine import GameState, Match
+from durak.engine import GameState, Match, shuffled_deck, start_game
 from durak.models import GAME, DurakAction, DurakGame, DurakSeat, DurakTable, Status
 from durak.table import (
     CLOSED,
     GRACE_SECONDS,
+    Bout,
     Command,
     Expire,
     Game,
@@ -47,6 +48,7 @@ from durak.table import (
     Table,
     bot_name,
     decide,
+    last_bout_of,
     lobby_row_changed,
 )
 from live import fanout
@@ -195,6 +197,7 @@ def load(table_id: int) -> Table:
     game = None
     if row.current_game is not None:
         g = row.current_game
+        log = list(DurakAction.objects.filter(game_id=g.pk).order_by("version"))
         game = Game(
             id=g.pk,
             number=g.number,
@@ -209,8 +212,10 @@ def load(table_id: int) -> Table:
             rated=g.rated,
             match=Match.from_dict(g.match),
             payouts=tuple(g.payouts),
-            last=_last_move(g.pk),
+            last=Logged(log[-1].seat, log[-1].action, log[-1].by_bot) if log else None,
+            last_bout=_last_bout(g, [row.action for row in log]),
             left=tuple(g.left),
+            ratings=tuple((r[0], r[1]) if r else None for r in g.ratings),
         )
     return Table(
         id=row.pk,
@@ -298,14 +303,22 @@ def _write(before: Table, outcome: Outcome, epoch: int) -> Table:
     elif outcome.settled:
         DurakTable.objects.filter(pk=table.id).update(match=table.match.to_dict())
     if outcome.settled:
-        _settle(table, game)
+        ratings = _settle(table, game)
+        table = replace(table, game=replace(game, ratings=ratings))
     return table
 
 
-def _last_move(game_id: int) -> Logged | None:
-    """The game's last move, from its action log."""
-    row = DurakAction.objects.filter(game_id=game_id).order_by("-version").first()
-    return Logged(row.seat, row.action, row.by_bot) if row is not None else None
+def _last_bout(game: DurakGame, actions: list[dict]) -> Bout | None:
+    """The game's last closed bout, as the engine replays it from the deal's seeds and the action log (as the
+    replay page does; a few milliseconds for a whole game). None if the log does not replay (a game whose
+    stored state was edited by hand)."""
+    if not actions:
+        return None
+    deck = shuffled_deck(server_seed=game.server_seed, client_seed=game.client_seed, nonce=game.nonce)
+    try:
+        return last_bout_of(start_game(Match.from_dict(game.match), deck), actions)
+    except Refused:
+        return None
 
 
 def _write_seats(before: Table, after: Table) -> None:
@@ -369,8 +382,9 @@ def _create_game(table: Table) -> Game:
     return replace(game, id=row.pk)
 
 
-def _settle(table: Table, game: Game) -> None:
-    """The pot back to the players (`durak.table.settle`) and the ratings, in the commit's transaction."""
+def _settle(table: Table, game: Game) -> tuple[tuple[float, float] | None, ...]:
+    """The pot back to the players (`durak.table.settle`) and the ratings, in the commit's transaction; per
+    seat the rating before and after (empty: unrated)."""
     for user_id, amount in zip(game.players, game.payouts, strict=True):
         if user_id is not None and amount:
             sockets.tell_balance(user_id=user_id)
@@ -383,5 +397,7 @@ def _settle(table: Table, game: Game) -> None:
                 table_ref=table.id,
                 memo=f"Durak game {game.id}",
             )
-    if game.rated:
-        services.rate(game.players, game.state.fool, variant=game.state.rules.variant, game_id=game.id)
+    if not game.rated:
+        return ()
+    changes = services.rate(game.players, game.state.fool, variant=game.state.rules.variant, game_id=game.id)
+    return tuple((change[0], change[1]) if change else None for change in changes)

@@ -257,15 +257,15 @@ def _played(game: DurakGame, user_id: int, names: dict[int, str]) -> PlayedGame:
 
 def rate(
     players: tuple[int | None, ...], fool: int | None, *, variant: str, game_id: int | None = None
-) -> None:
+) -> list[list[float] | None]:
     """Glicko-2 update, in `variant`, of every player of a finished rated game, scored against the other
     players only: bots carry no rating and are no opponents (a fixed-rated bot beaten forever would lift a
     rating without end), so a game with fewer than two players rates nobody. The game `game_id` keeps each
-    player's rating before and after it (`DurakGame.ratings`, for the history page). In the caller's
-    transaction."""
+    player's rating before and after it (`DurakGame.ratings`, for the history page and the table's result);
+    returns those per seat (empty: nobody rated). In the caller's transaction."""
     humans = {seat: user for seat, user in enumerate(players) if user is not None}
     if len(humans) < 2:
-        return
+        return []
     for user_id in humans.values():
         DurakRating.objects.get_or_create(user_id=user_id, variant=variant)
     rows = {
@@ -295,6 +295,7 @@ def rate(
         changes[seat] = [before[seat].rating, new.rating]
     if game_id is not None:
         DurakGame.objects.filter(pk=game_id).update(ratings=changes)
+    return changes
 
 
 def chips_in_play(user_id: int) -> int:

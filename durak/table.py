@@ -35,6 +35,7 @@ end, a draw, a bot fool, or a fool with no other player at the table refunds eve
 stake is shared by the players who went out: stake // k each, the remainder one chip each to the first out.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -105,6 +106,49 @@ class Logged:
 
 
 @dataclass(frozen=True, slots=True)
+class Bout:
+    """A bout that closed, as its cards lay on the table (every one face up: public), and who took them (the
+    defender's seat; None: beaten off)."""
+
+    pairs: tuple[tuple[str, str | None], ...]
+    took: int | None
+
+    @property
+    def cards(self) -> int:
+        return sum(1 + (defence is not None) for _, defence in self.pairs)
+
+
+def closed_bout(before: GameState, action: dict, after: GameState) -> Bout | None:
+    """The bout `action` closed (None: it closed none): the table before it with the action's own card laid
+    (a last throw-in or beat may close a bout), and whether the defender took."""
+    if after.bout == before.bout:
+        return None
+    pairs = list(before.table)
+    kind = action.get("action")
+    if kind in ("attack", "transfer"):
+        pairs.append((action["card"], None))
+    elif kind == "beat":
+        pairs = [
+            (attack, action["card"] if attack == action["target"] else defence) for attack, defence in pairs
+        ]
+    if not pairs:
+        return None
+    took = before.defender if before.taking or kind == "take" else None
+    return Bout(tuple(pairs), took)
+
+
+def last_bout_of(state: GameState, actions: Iterable[dict]) -> Bout | None:
+    """The last bout closed in a game dealt as `state` and played with `actions` (the action log): what the
+    table shows after a reload, as it did live."""
+    last = None
+    for action in actions:
+        after = apply(state, action)
+        last = closed_bout(state, action, after) or last
+        state = after
+    return last
+
+
+@dataclass(frozen=True, slots=True)
 class Game:
     number: int
     players: tuple[int | None, ...]
@@ -126,6 +170,10 @@ class Game:
     id: int | None = None
     #: The game's last move (None before the first).
     last: Logged | None = None
+    #: The last bout that closed (None before the first closed): shown until the next closes.
+    last_bout: Bout | None = None
+    #: Per seat, a rated game's player's rating before and after it (None: a bot's seat), once it is settled.
+    ratings: tuple[tuple[float, float] | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -662,7 +710,8 @@ def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_change
     assert in_play is not None  # a move is played in the game in play
     state = apply(in_play.state, action)  # the engine refuses with the site's `Refused`
     logged = Logged(seat, action, by_bot)
-    game = replace(in_play, state=state, last=logged)
+    bout = closed_bout(in_play.state, action, state) or in_play.last_bout
+    game = replace(in_play, state=state, last=logged, last_bout=bout)
     if not state.finished:
         return Outcome(replace(table, game=game), logged=logged, seats_changed=seats_changed)
     left = tuple(s.number for s in table.seats if s.away and s.number < len(game.players))

@@ -77,7 +77,8 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
         player = seat if playing else None
         # The seat the viewer played this game from, even after leaving it (their result and payout).
         played = game.players.index(user_id) if user_id is not None and user_id in game.players else None
-        last = game.last
+        last, bout = game.last, game.last_bout
+        rating = game.ratings[played] if played is not None and played < len(game.ratings) else None
         view["game"] = {
             **view_for(game.state, player),
             "id": game.id,
@@ -94,9 +95,22 @@ def table_view(table: Table, user_id: int | None) -> dict[str, Any]:
             "bots": [user is None for user in game.players],
             # What the pot paid this viewer (None: they did not play this game, or it is not over).
             "paid_you": game.payouts[played] if played is not None and game.payouts else None,
+            # The chips the viewer won (or lost, below zero) in it: what the pot paid them less their stake.
+            "net_you": game.payouts[played] - game.stake if played is not None and game.payouts else None,
             # The last move, which every viewer is told ("Bob beats 7h with 9h"; `by_bot` for a player's
             # seat: the time ran out, or the bot plays for them).
             "last": {"seat": last.seat, "action": last.action, "by_bot": last.by_bot} if last else None,
+            # The last bout that closed, its cards as they lay face up (public), shown until the next closes;
+            # `took` is the seat that picked them up (None: beaten off).
+            "last_bout": {
+                "pairs": [list(pair) for pair in bout.pairs],
+                "took": bout.took,
+                "cards": bout.cards,
+            }
+            if bout
+            else None,
+            # The viewer's rating before and after this game once settled (None: unrated, or not theirs).
+            "rating_you": {"before": rating[0], "after": rating[1]} if rating else None,
         }
         allowed = view["game"]["allowed"]
         if allowed and all(option["action"] == "done" for option in allowed):

@@ -276,6 +276,15 @@ def signed(value) -> str:
     return f"+{number:,}" if number > 0 else f"-{-number:,}"
 
 
+@register.filter
+def rating_change(rating: dict) -> str:
+    """A rating's change in a game to a tenth, signed: "+12.4", "-8.0", "±0.0"."""
+    change = round(rating["after"] - rating["before"], 1)
+    if change == 0:
+        return "±0.0"
+    return f"{change:+.1f}"
+
+
 @register.simple_tag
 def quick_play_form():
     """Quick play's form (`durak.forms.QuickPlayForm`), for the lobby page's Durak footer."""

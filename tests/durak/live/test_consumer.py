@@ -38,14 +38,15 @@ def cards_in(value) -> set[str]:
 
 
 def visible(state: dict) -> set[str]:
-    """The cards this viewer may see: their hand, the table, the trump and the last move's cards (played
-    face up; a beat that ended the bout sent them to the discard pile)."""
+    """The cards this viewer may see: their hand, the table, the trump, the last move's cards (played
+    face up; a beat that ended the bout sent them to the discard pile) and the last bout's (each was face up
+    on the table: the test checks that apart)."""
     game = state["game"]
     if game is None:
         return set()
     table = {card for pair in game["table"] for card in pair if card}
     last = cards_in(game["last"]["action"]) if game.get("last") else set()
-    return set(game["hand"]) | table | {game["trump"]} | last
+    return set(game["hand"]) | table | {game["trump"]} | last | cards_in(game.get("last_bout"))
 
 
 async def test_a_player_and_a_bot_play_a_game_to_the_end_over_the_socket(alice, bob, open_durak, connect):
@@ -84,12 +85,17 @@ async def test_a_player_and_a_bot_play_a_game_to_the_end_over_the_socket(alice, 
     # Hidden information: every payload, to the player and to the spectator, holds only what its viewer
     # may see (the spectator: no hand at all).
     for client in (player, watcher):
+        face_up: set[str] = set()  # every card this client was shown on the table so far
         for text in client.payloads:
             payload = json.loads(text)
             if payload.get("type") != "state" or payload["game"] is None:
                 continue
             if payload["game"]["finished"]:
                 continue  # the deck's seed is out: nothing is hidden any more
+            game = payload["game"]
+            face_up |= {card for pair in game["table"] for card in pair if card}
+            face_up |= cards_in(game["last"]["action"]) if game.get("last") else set()
+            assert cards_in(game.get("last_bout")) <= face_up, (client.name, payload["v"])
             assert cards_in(payload) <= visible(payload), (client.name, payload["v"])
             if client is watcher:
                 assert payload["game"]["hand"] == []
@@ -100,7 +106,11 @@ async def test_a_player_and_a_bot_play_a_game_to_the_end_over_the_socket(alice, 
         payload = json.loads(text)
         if payload.get("type") == "state" and payload["game"] is not None:
             game = payload["game"]
-            public[payload["v"]] = {card for pair in game["table"] for card in pair if card} | {game["trump"]}
+            public[payload["v"]] = (
+                {card for pair in game["table"] for card in pair if card}
+                | {game["trump"]}
+                | cards_in(game.get("last_bout"))
+            )
     while True:  # everything the page was sent
         try:
             await page_watcher.receive(timeout=0.3)
