@@ -14,7 +14,7 @@ from blackjack.engine.rules import PRESETS
 from blackjack.engine.strategy import basic_strategy
 from blackjack.models import Table
 from blackjack.protocol import parse_message
-from blackjack.rendering import live_html
+from blackjack.rendering import Page, live_html
 from blackjack.viewmodel import viewer_view
 from tests.blackjack.test_viewmodel import make_table
 from tools.loadtest.bot import next_action
@@ -64,6 +64,8 @@ def test_a_browser_bot_reads_from_the_page_what_the_json_state_says_and_decides_
     users = {seat: django_user_model.objects.create_user(username=name) for seat, name in SEATS.items()}
     table = make_table()
     phases = set()
+    # Each player's page also as a connection gets it: only the changes, put together as htmx does.
+    connections = {seat: (Page(), HtmlFormat()) for seat in users}
     for _ in range(60):
         decisions = []
         for seat, user in users.items():
@@ -71,6 +73,9 @@ def test_a_browser_bot_reads_from_the_page_what_the_json_state_says_and_decides_
             state = orjson.loads(found.json())
             (page,) = read_page(live_html(found, user=user))
             assert seen(page) == seen(state)
+            held, wire = connections[seat]
+            (kept,) = wire.decode(live_html(found, user=user, page=held))
+            assert seen(kept) == seen(state)
             assert decide(page, seat) == decide(state, seat)
             assert decide(page, seat, ordered=False) == decide(state, seat, ordered=False)
             if (action := decide(state, seat)) is not None:

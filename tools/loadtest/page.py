@@ -141,7 +141,28 @@ def read_page(html: str) -> list[dict[str, Any]]:
     refusal), then a `state` shaped like the JSON protocol's, reduced to what the bot reads, if the message
     holds the table's regions. A chat line or a balance notice alone gives nothing."""
     cut = html.find(READ_UNTIL)
-    reader = _Reader(html if cut < 0 else html[:cut])
+    return _messages(_Reader(html if cut < 0 else html[:cut]))
+
+
+def _merged(readers: list["_Reader"]) -> "_Reader":
+    """What the regions read one by one (each a `_Reader`) say together."""
+    merged = _Reader("")
+    for reader in readers:
+        merged.status = reader.status or merged.status
+        merged.version = reader.version if reader.version is not None else merged.version
+        merged.error = reader.error or merged.error
+        merged.logged_in |= reader.logged_in
+        merged.seats += [dict(seat) for seat in reader.seats]
+        merged.mine += reader.mine
+        merged.turn = reader.turn or merged.turn
+        merged.dealer += reader.dealer
+        merged.can_sit |= reader.can_sit
+        merged.bet_seats += reader.bet_seats
+        merged.buttons |= reader.buttons
+    return merged
+
+
+def _messages(reader: "_Reader") -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     if reader.error is not None:
         messages.append({"type": "error", "code": reader.error})
@@ -217,6 +238,8 @@ PAGE_ORDER = (
     "flash",
     "event-log",
 )
+#: The regions a bot reads.
+READ_REGIONS = ("table-version", "table-status", "dealer", "seats", "controls", "nav-balance")
 #: A message that changes any of these shows the bot a new state.
 TABLE_REGIONS = frozenset({"table-version", "table-status", "dealer", "seats", "controls"})
 
@@ -239,30 +262,45 @@ def elements(html: str) -> list[str]:
     return found
 
 
+#: The start of a top-level element of a server message: only those carry `hx-swap-oob`.
+SWAPPED = re.compile(r'<[a-zA-Z][\w-]*\s[^>]*?\bhx-swap-oob="')
+
+
+def swapped(message: str) -> list[str]:
+    """The top-level elements of a server message, each from its start tag to the next one's (the protocol
+    puts `hx-swap-oob` on them and on nothing inside them): one search, where `elements` reads every tag."""
+    starts = [found.start() for found in SWAPPED.finditer(message)]
+    return [
+        message[start:end].rstrip() for start, end in zip(starts, [*starts[1:], len(message)], strict=True)
+    ]
+
+
 class Page:
     """A live-table page as the browser holds it, put together from the server's messages as htmx swaps
     them out of band: an element replaces the one with its id (a region, or one inside a region: a seat, the
     countdown), new lines of the log go at its top (its `data-keep` newest kept)."""
 
     def __init__(self) -> None:
-        self.regions: dict[str, str] = {}
+        self.regions: dict[str, str] = {}  # but the log's
+        self.log_tag = ""  # the log's start tag
+        self.log: list[str] = []  # its lines, newest first
 
     def apply(self, message: str) -> set[str]:
         """Swap the message's elements in; the ids of the regions it changed."""
         touched = set()
-        for element in elements(message):
+        for element in swapped(message):
             oob = OOB.search(element)
             swap = oob.group(1) if oob else "true"
             if swap == "afterbegin:#event-log":
-                log = self.regions["event-log"]
-                start = log.index(">") + 1
-                lines = [*elements(element[element.index(">") + 1 : element.rindex("<")]), *_inner(log)]
-                keep = re.search(r'data-keep="(\d+)"', log[:start])
-                lines = lines[: int(keep.group(1))] if keep else lines
-                self.regions["event-log"] = log[:start] + "".join(lines) + "</ol>"
+                keep = re.search(r'data-keep="(\d+)"', self.log_tag)
+                self.log = [*_inner(element), *self.log][: int(keep.group(1)) if keep else None]
                 touched.add("event-log")
                 continue
             element_id = ID.search(element).group(1)
+            if element_id == "event-log":
+                self.log_tag, self.log = element[: element.index(">") + 1], _inner(element)
+                touched.add(element_id)
+                continue
             holder = next(
                 (
                     key
@@ -282,11 +320,13 @@ class Page:
         return touched
 
     def region(self, element_id: str) -> str:
+        if element_id == "event-log":
+            return self.log_tag + "".join(self.log) + "</ol>" if self.log_tag else ""
         return self.regions.get(element_id, "")
 
     def html(self) -> str:
         """The page's regions, those `read_page` reads first."""
-        rest = sorted(set(self.regions) - set(PAGE_ORDER))
+        rest = sorted(set(self.regions) - set(PAGE_ORDER) - {"event-log"})
         return "".join(self.region(element_id) for element_id in (*PAGE_ORDER, *rest))
 
 
@@ -299,8 +339,21 @@ def _replaced(html: str, element_id: str, element: str) -> str:
     """`html` with its element of id `element_id` replaced by `element`."""
     at = html.index(f' id="{element_id}"')
     start = html.rindex("<", 0, at)
-    (old,) = elements(html[start:])[:1]
-    return html[:start] + element + html[start + len(old) :]
+    return html[:start] + element + html[_end_of(html, start) :]
+
+
+def _end_of(html: str, start: int) -> int:
+    """Where the element that starts at `start` ends (reading its tags only as far as its end)."""
+    depth = 0
+    for tag in ANY_TAG.finditer(html, start):
+        closing, name, self_closing = tag.groups()
+        if closing:
+            depth -= 1
+        elif name.lower() not in VOID and not self_closing:
+            depth += 1
+        if depth == 0:
+            return tag.end()
+    raise PageError(f"an element without its end at {start}")
 
 
 class HtmlFormat:
@@ -313,14 +366,23 @@ class HtmlFormat:
 
     def __init__(self) -> None:
         self.page = Page()
+        self.read: dict[str, tuple[str, _Reader]] = {}  # each region read as it was last
 
     def decode(self, text: str) -> list[dict[str, Any]]:
         """The error the message carries, then the state the page now shows if the message changed the table
-        (any region but the balance notice's, the chat and reactions)."""
+        (any region but the balance notice's, the chat and reactions). The regions that did not change are
+        not read again."""
         touched = self.page.apply(text)
         messages = read_page(self.page.region("flash")) if "flash" in touched else []
         if touched & TABLE_REGIONS:
-            messages += [message for message in read_page(self.page.html()) if message["type"] == "state"]
+            readers = []
+            for element_id in READ_REGIONS:
+                html = self.page.region(element_id)
+                held = self.read.get(element_id)
+                if held is None or held[0] is not html:
+                    held = self.read[element_id] = (html, _Reader(html))
+                readers.append(held[1])
+            messages += [message for message in _messages(_merged(readers)) if message["type"] == "state"]
         return messages
 
     @staticmethod
