@@ -32,6 +32,8 @@ from accounts import sockets
 from cards.errors import Refused
 from cards.fairness import new_server_seed
 from durak import services
+from durak.bots import knowledge
+from durak.bots.knowledge import Seen
 from durak.engine import GameState, Match
 from durak.models import GAME, DurakAction, DurakGame, DurakSeat, DurakTable, Status
 from durak.table import (
@@ -48,6 +50,7 @@ from durak.table import (
     bot_name,
     decide,
     lobby_row_changed,
+    seen_from_log,
 )
 from live import fanout
 from live.table import Behind, Stale, TableActor
@@ -195,6 +198,7 @@ def load(table_id: int) -> Table:
     game = None
     if row.current_game is not None:
         g = row.current_game
+        log = list(DurakAction.objects.filter(game_id=g.pk).order_by("version"))
         game = Game(
             id=g.pk,
             number=g.number,
@@ -209,9 +213,10 @@ def load(table_id: int) -> Table:
             rated=g.rated,
             match=Match.from_dict(g.match),
             payouts=tuple(g.payouts),
-            last=_last_move(g.pk),
+            last=Logged(log[-1].seat, log[-1].action, log[-1].by_bot) if log else None,
             left=tuple(g.left),
         )
+        game = replace(game, seen=_seen(game, [entry.action for entry in log]))
     return Table(
         id=row.pk,
         name=row.name,
@@ -302,10 +307,14 @@ def _write(before: Table, outcome: Outcome, epoch: int) -> Table:
     return table
 
 
-def _last_move(game_id: int) -> Logged | None:
-    """The game's last move, from its action log."""
-    row = DurakAction.objects.filter(game_id=game_id).order_by("-version").first()
-    return Logged(row.seat, row.action, row.by_bot) if row is not None else None
+def _seen(game: Game, actions: list[dict]) -> Seen | None:
+    """What the game's players saw (`Game.seen`, the bots' memory), replayed from the action log; if the log
+    does not lead to the stored state (rows changed by hand), what the state alone shows."""
+    seen = seen_from_log(game, actions)
+    if seen is None:
+        logger.error("Durak game %s: its action log does not replay to its state", game.id)
+        return knowledge.guess(game.state)
+    return seen
 
 
 def _write_seats(before: Table, after: Table) -> None:

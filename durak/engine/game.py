@@ -4,11 +4,16 @@ Actions are dictionaries, each with "action" and "player" (a seat number):
     {"action": "attack", "player": P, "card": C}       lead a bout, or add a card of a rank on the table
     {"action": "beat", "player": P, "card": C, "target": A}   the defender covers attacking card A with C
     {"action": "take", "player": P}                     the defender will pick the table up
-    {"action": "done", "player": P}                     the attacker holding the right to add passes it on
+    {"action": "done", "player": P}                     an attacker has nothing more to add (until a beat,
+                                                        a take or a transfer)
     {"action": "transfer", "player": P, "card": C}      perevodnoy: the defender passes the attack on
 A refused action raises Refused with a code (`game_over`, `not_your_turn`, `not_in_hand`, `cannot_beat`,
 `rank_not_on_table`, `limit_reached`, `passport_card`, `must_take`, `cannot_transfer`, `illegal_action`,
 `bad_message`) and changes nothing: states are values.
+
+Throwing in is simultaneous: once the bout is led, every attacker in `throwers(state)` (all those the attack
+type allows who have cards and have not said done) may add a card or say done, in any order; the caller
+serialises the actions, so the first to arrive takes the bout's last free place.
 """
 
 from collections.abc import Iterable
@@ -19,7 +24,7 @@ from cards.errors import Refused
 
 from .cards import CARDS, RANK_ORDER, SUITS, beats
 from .rules import HAND_SIZE, PASSPORT, PASSPORT_RANKS, PEREVODNOY, DurakRules
-from .state import GameState, next_active, thrower
+from .state import GameState, next_active, thrower, throwers
 
 ACTIONS = ("attack", "beat", "take", "done", "transfer", "surrender")
 
@@ -168,8 +173,7 @@ def _attack(state: GameState, player: int, card: str) -> GameState:
         if player != state.attacker:
             raise Refused("not_your_turn", "the principal attacker leads the bout")
     else:
-        if player != thrower(state):
-            raise Refused("not_your_turn", "another attacker holds the right to add cards")
+        _check_thrower(state, player)
         if card[0] not in {c[0] for pair in state.table for c in pair if c is not None}:
             raise Refused("rank_not_on_table", "only cards of a rank already on the table may be added")
         if len(state.table) >= state.limit:
@@ -231,9 +235,15 @@ def _done(state: GameState, player: int) -> GameState:
         raise Refused(
             "not_your_turn" if player != state.attacker else "illegal_action", "the bout must be led"
         )
-    if player != thrower(state):
-        raise Refused("not_your_turn", "another attacker holds the right to add cards")
+    _check_thrower(state, player)
     return _settle(replace(state, done=tuple(sorted((*state.done, player)))))
+
+
+def _check_thrower(state: GameState, player: int) -> None:
+    if player not in throwers(state):
+        if player in state.done:
+            raise Refused("not_your_turn", "you said done: you may add again after the next beat or take")
+        raise Refused("not_your_turn", "only an attacker with cards may add cards")
 
 
 def _surrender(state: GameState, player: int) -> GameState:
@@ -352,7 +362,7 @@ def legal_actions(state: GameState, player: int) -> list[dict[str, Any]]:
                 {"action": "attack", "player": player, "card": c} for c in hand if c[0] != passport
             )
         return actions
-    if player == thrower(state):
+    if player in throwers(state):
         if len(state.table) < state.limit:
             ranks = {card[0] for pair in state.table for card in pair if card is not None}
             actions.extend(

@@ -104,9 +104,9 @@ def next_active(state: GameState, seat: int) -> int:
 
 
 def attackers(state: GameState) -> list[int]:
-    """Who may add attacking cards this bout, in the order the right to add passes on "done": the principal
-    attacker, then (neighbours) the defender's left neighbour or (all sides) everyone else clockwise from the
-    defender's left."""
+    """Who may add attacking cards this bout, in the rules' order (the principal attacker first, then
+    (neighbours) the defender's left neighbour or (all sides) everyone else clockwise from the defender's
+    left): the order in which bots playing each other move and `legal_actions` lists them."""
     order = [state.attacker]
     if state.rules.attack == NEIGHBOURS:
         left = next_active(state, state.defender)
@@ -121,9 +121,18 @@ def attackers(state: GameState) -> list[int]:
     return order
 
 
+def throwers(state: GameState) -> list[int]:
+    """The attackers who may add cards now, all at once (whoever comes first): every one in `attackers`
+    order who has cards and has not said done since the last beat, take or transfer. Empty before the lead
+    (the principal attacker leads alone) and when every attacker is done (the bout can close)."""
+    if not state.table:
+        return []
+    return [seat for seat in attackers(state) if state.hands[seat] and seat not in state.done]
+
+
 def thrower(state: GameState) -> int | None:
-    """The attacker who holds the right to add a card now: the first in `attackers` order who has cards
-    and has not said done; None when every attacker is done."""
+    """The first of `throwers` in the rules' order (who moves next when bots play each other), or None
+    when every attacker is done."""
     for seat in attackers(state):
         if state.hands[seat] and seat not in state.done:
             return seat
