@@ -17,14 +17,13 @@ serialises the actions, so the first to arrive takes the bout's last free place.
 """
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from cards.errors import Refused
 
 from .cards import CARDS, RANK_ORDER, SUITS, beats
 from .rules import HAND_SIZE, PASSPORT, PASSPORT_RANKS, PEREVODNOY, DurakRules
-from .state import GameState, next_active, thrower, throwers
+from .state import GameState, evolve, next_active, seat_after, thrower, throwers
 
 ACTIONS = ("attack", "beat", "take", "done", "transfer", "surrender")
 
@@ -181,7 +180,7 @@ def _attack(state: GameState, player: int, card: str) -> GameState:
     _check_in_hand(state, player, card)
     if _is_passport_card(state, player, card):
         raise Refused("passport_card", "a card of your passport rank cannot attack")
-    state = replace(
+    state = evolve(
         state,
         hands=_with_hand(state, player, _without(state.hands[player], card)),
         table=(*state.table, (card, None)),
@@ -214,7 +213,7 @@ def _beat(state: GameState, player: int, card: str, target: str) -> GameState:
     if not beats(card, target, state.trump_suit):
         raise Refused("cannot_beat", f"{card} does not beat {target}")
     table = (*state.table[:slot], (target, card), *state.table[slot + 1 :])
-    state = replace(
+    state = evolve(
         state, hands=_with_hand(state, player, _without(state.hands[player], card)), table=table, done=()
     )
     return _settle(state)
@@ -227,7 +226,7 @@ def _take(state: GameState, player: int) -> GameState:
         raise Refused("illegal_action", "you are already taking")
     if all(defence is not None for _, defence in state.table):
         raise Refused("illegal_action", "there is no unbeaten card to take")
-    return _settle(replace(state, taking=True, done=()))
+    return _settle(evolve(state, taking=True, done=()))
 
 
 def _done(state: GameState, player: int) -> GameState:
@@ -236,7 +235,7 @@ def _done(state: GameState, player: int) -> GameState:
             "not_your_turn" if player != state.attacker else "illegal_action", "the bout must be led"
         )
     _check_thrower(state, player)
-    return _settle(replace(state, done=tuple(sorted((*state.done, player)))))
+    return _settle(evolve(state, done=tuple(sorted((*state.done, player)))))
 
 
 def _check_thrower(state: GameState, player: int) -> None:
@@ -253,7 +252,7 @@ def _surrender(state: GameState, player: int) -> GameState:
     if player in state.out:
         raise Refused("illegal_action", "you are out of this game already")
     rest = tuple(seat for seat in range(state.rules.players) if seat not in state.out and seat != player)
-    return replace(state, finished=True, fool=player, out=(*state.out, *rest))
+    return evolve(state, finished=True, fool=player, out=(*state.out, *rest))
 
 
 def _transfer(state: GameState, player: int, card: str) -> GameState:
@@ -271,7 +270,7 @@ def _transfer(state: GameState, player: int, card: str) -> GameState:
     limit = state.rules.bout_limit(len(hands[successor]), first_bout=state.bout == 0)
     if len(state.table) + 1 > limit:
         raise Refused("cannot_transfer", "the next player cannot be attacked with that many cards")
-    return replace(
+    return evolve(
         state,
         hands=hands,
         table=(*state.table, (card, None)),
@@ -320,33 +319,27 @@ def _close(state: GameState) -> GameState:
                 promoted.append(seat)
             if not hands[seat]:
                 out.append(seat)
-    took = state.taking
-    state = replace(
-        state,
-        hands=tuple(hands),
-        talon=talon,
-        discard=discard,
-        table=(),
-        done=(),
-        taking=False,
-        bout=state.bout + 1,
-        out=tuple(out),
-        promoted=tuple(promoted),
-    )
-    remaining = [seat for seat in range(players) if seat not in state.out]
+    closed = {
+        "hands": tuple(hands),
+        "talon": talon,
+        "discard": discard,
+        "table": (),
+        "done": (),
+        "taking": False,
+        "bout": state.bout + 1,
+        "out": tuple(out),
+        "promoted": tuple(promoted),
+    }
+    remaining = [seat for seat in range(players) if seat not in out]
     if len(remaining) <= 1:
-        return replace(state, finished=True, fool=remaining[0] if remaining else None)
+        return evolve(state, **closed, finished=True, fool=remaining[0] if remaining else None)
     # After a take the defender loses the turn; after a defence they lead (if they are still in).
-    lead = (
-        state.defender if not took and state.defender not in state.out else next_active(state, state.defender)
-    )
-    defender = next_active(state, lead)
-    return replace(
-        state,
-        attacker=lead,
-        defender=defender,
-        limit=state.rules.bout_limit(len(state.hands[defender]), first_bout=False),
-    )
+    lead = state.defender
+    if state.taking or lead in out:
+        lead = seat_after(players, out, lead)
+    defender = seat_after(players, out, lead)
+    limit = state.rules.bout_limit(len(hands[defender]), first_bout=False)
+    return evolve(state, **closed, attacker=lead, defender=defender, limit=limit)
 
 
 def legal_actions(state: GameState, player: int) -> list[dict[str, Any]]:
