@@ -5,7 +5,7 @@ the other hands' unknown places and the talon, the trump card kept under it, the
 in their holders' hands), then plays every candidate action out to the game's end with the `normal` policy
 for every seat, and keeps the candidate with the best total score (1 for going out, 1/2 for a draw, 0 for the
 fool) over the same worlds (common random numbers). Ties and near-ties go to the normal policy's choice: a
-candidate must beat it by more than `MARGIN` of a game per world.
+candidate must beat it by more than `MARGIN` of a game per world and more than `MIN_LEAD` games in all.
 
 Candidates: the normal policy's choice, then at most `CANDIDATES` others: on a lead, the cheapest card of
 each suit and of each rank held twice; adding, every card that may be added and `done`; defending, `take`,
@@ -46,8 +46,10 @@ RACE_WORLDS = 4
 RACE_GAP = 0.25
 #: Candidates besides the normal policy's choice, at most.
 CANDIDATES = 5
-#: A candidate replaces the normal policy's choice only if its total beats it by more than this per world.
+#: A candidate replaces the normal policy's choice only if its total beats it by more than this per world,
 MARGIN = 0.05
+#: and by more than this many games in all (few worlds are thin evidence: the normal choice stands).
+MIN_LEAD = 1.0
 #: A play-out longer than this many bouts counts as a draw (bot games last 10-30 bouts).
 ROLLOUT_BOUTS = 60
 
@@ -78,7 +80,7 @@ def choose(
             floor = totals[0] - RACE_GAP * worlds
             alive = [index for index in alive if index == 0 or totals[index] >= floor]
     best = max(alive, key=lambda index: (totals[index], -index))
-    if totals[best] > totals[0] + MARGIN * worlds:
+    if totals[best] > totals[0] + max(MARGIN * worlds, MIN_LEAD):
         return candidates[best]
     return default
 
