@@ -49,7 +49,7 @@ CANDIDATES = 5
 #: A candidate replaces the normal policy's choice only if its total beats it by more than this per world,
 MARGIN = 0.05
 #: and by more than this many games in all (few worlds are thin evidence: the normal choice stands).
-MIN_LEAD = 1.0
+MIN_LEAD = 2.0
 #: A play-out longer than this many bouts counts as a draw (bot games last 10-30 bouts).
 ROLLOUT_BOUTS = 60
 
