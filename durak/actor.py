@@ -32,6 +32,8 @@ from accounts import sockets
 from cards.errors import Refused
 from cards.fairness import new_server_seed
 from durak import services
+from durak.bots import knowledge
+from durak.bots.knowledge import Seen
 from durak.engine import GameState, Match, shuffled_deck, start_game
 from durak.models import GAME, DurakAction, DurakGame, DurakSeat, DurakTable, Status
 from durak.table import (
@@ -50,6 +52,7 @@ from durak.table import (
     decide,
     last_bout_of,
     lobby_row_changed,
+    seen_from_log,
 )
 from live import fanout
 from live.table import Behind, Stale, TableActor
@@ -217,6 +220,7 @@ def load(table_id: int) -> Table:
             left=tuple(g.left),
             ratings=tuple((r[0], r[1]) if r else None for r in g.ratings),
         )
+        game = replace(game, seen=_seen(game, [entry.action for entry in log]))
     return Table(
         id=row.pk,
         name=row.name,
@@ -319,6 +323,16 @@ def _last_bout(game: DurakGame, actions: list[dict]) -> Bout | None:
         return last_bout_of(start_game(Match.from_dict(game.match), deck), actions)
     except Refused:
         return None
+
+
+def _seen(game: Game, actions: list[dict]) -> Seen | None:
+    """What the game's players saw (`Game.seen`, the bots' memory), replayed from the action log; if the log
+    does not lead to the stored state (rows changed by hand), what the state alone shows."""
+    seen = seen_from_log(game, actions)
+    if seen is None:
+        logger.error("Durak game %s: its action log does not replay to its state", game.id)
+        return knowledge.guess(game.state)
+    return seen
 
 
 def _write_seats(before: Table, after: Table) -> None:

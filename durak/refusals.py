@@ -12,7 +12,10 @@ from live.refusals import worded
 BY_MESSAGE = {
     "the game is over": _("The game is over."),
     "the principal attacker leads the bout": _("The principal attacker leads the bout."),
-    "another attacker holds the right to add cards": _("Another attacker holds the right to add cards."),
+    "you said done: you may add again after the next beat or take": _(
+        "You said done: you may add again after the next beat or take."
+    ),
+    "only an attacker with cards may add cards": _("Only an attacker with cards may add cards."),
     "only cards of a rank already on the table may be added": _(
         "Only cards of a rank already on the table may be added."
     ),

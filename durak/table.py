@@ -14,13 +14,18 @@ k-player game whatever the number of seats. The match (passports, who leads) goe
 play; another line-up starts a new one.
 
 Nobody can stall a game. Whoever must move next (`to_act`) has a turn deadline: `turn_seconds` for a
-player, `bot_seconds` for a bot or an away player. A bot moves at the table's `bot_level`. When a player's
-passes, the table moves for them (`timeout_action`): an attacker is done, a defender takes, and a lead that is
-due (a bout cannot be skipped) is the `normal` bot's. A player left without a socket at the table
-(`Present`: who has one, as the table's owner counts them) has `GRACE_SECONDS` to come back; then, or at once
-if they leave, they are `away`: the bot plays their seat to the game's end at `normal` (`STAND_IN_LEVEL`,
-whatever the table's bots play), and they settle (stake, rating) as the seat does, so an absent player left
-holding cards loses as the fool.
+player, `bot_seconds` for a bot or an away player. A bot moves at the table's `bot_level`, knowing what the
+table's players saw (`Game.seen`: the cards picked up, who drew the trump). When a player's passes, the table
+moves for them (`timeout_action`): an attacker is done, a defender takes, and a lead that is due (a bout
+cannot be skipped) is the `normal` bot's. Throwing in is simultaneous (every attacker in the engine's
+`throwers` may add at once, in any order): the table waits first for the bots and for the players with
+nothing to add (their short deadline), then for the other players together, on one deadline that a `done`
+does not restart; when it passes, each of them not yet done is done (one expiry each, at once).
+
+A player left without a socket at the table (`Present`: who has one, as the table's owner counts them) has
+`GRACE_SECONDS` to come back; then, or at once if they leave, they are `away`: the bot plays their seat to
+the game's end at `normal` (`STAND_IN_LEVEL`, whatever the table's bots play), and they settle (stake,
+rating) as the seat does, so an absent player left holding cards loses as the fool.
 
 Nobody can hold a table between games either. A seated player without a socket there has the same grace,
 then their seat is freed; once a seat is ready, every seated player has `READY_SECONDS` to be ready too, then
@@ -42,6 +47,8 @@ from datetime import datetime, timedelta
 from cards.errors import Refused
 from cards.fairness import client_seed_of, seed_digests, seed_hash
 from durak import bot
+from durak.bots import knowledge
+from durak.bots.knowledge import Seen
 from durak.engine import (
     DurakRules,
     GameState,
@@ -53,6 +60,7 @@ from durak.engine import (
     start_game,
 )
 from durak.engine.game import ACTIONS, legal_actions
+from durak.engine.state import throwers
 
 #: Table commands besides the engine's actions.
 TABLE_ACTIONS = ("sit", "leave", "add_bot", "ready", "start")
@@ -174,6 +182,9 @@ class Game:
     last_bout: Bout | None = None
     #: Per seat, a rated game's player's rating before and after it (None: a bot's seat), once it is settled.
     ratings: tuple[tuple[float, float] | None, ...] = ()
+    #: What every player at the table has seen of the game's history (the cards picked up, who drew the
+    #: trump: `durak.bots.knowledge`), for the bots; kept with each move, rebuilt from the action log on load.
+    seen: Seen | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,10 +231,18 @@ class Table:
         return next((seat for seat in self.seats if user_id is not None and seat.user_id == user_id), None)
 
     def to_act(self) -> int | None:
-        """The seat whose move the table waits for (None: no game in play)."""
+        """The seat whose move the table waits for (None: no game in play): the leader, the defender with
+        unbeaten cards, else of the attackers who may add (`throwers`, all at once) first a bot or an away
+        player, or a player with nothing to add (so they move after the short pause), in the rules' order;
+        else the first of them in that order."""
         if self.status != PLAYING or self.game is None:
             return None
-        return bot.actor(self.game.state)
+        state = self.game.state
+        seat = bot.actor(state)
+        if seat is None or seat == state.defender or not state.table:
+            return seat
+        quick = (s for s in throwers(state) if self.seats[s].robot or only_done(state, s))
+        return next(quick, seat)
 
 
 # --- commands ---
@@ -371,7 +390,9 @@ def decide(
         return None
     new = replace(outcome.table, version=table.version + 1)
     moved = outcome.logged is not None or outcome.started
-    return replace(outcome, table=_with_deadlines(table, new, now, moved, bot_seconds, grace_seconds))
+    shared = outcome.logged is not None and _throwers_wait_on(table, new, outcome.logged)
+    table = _with_deadlines(table, new, now, moved, shared, bot_seconds, grace_seconds)
+    return replace(outcome, table=table)
 
 
 def _refuse_barred(table: Table, command: Command) -> None:
@@ -388,17 +409,19 @@ def _refuse_barred(table: Table, command: Command) -> None:
 
 
 def _with_deadlines(
-    old: Table, new: Table, now: datetime, moved: bool, bot_seconds: float, grace_seconds: float
+    old: Table, new: Table, now: datetime, moved: bool, shared: bool, bot_seconds: float, grace_seconds: float
 ) -> Table:
-    """`new` with its turn deadline (kept while the same seat still has the same move to make) and the
-    actor's timer: the earliest of it and the graces of players gone during the game."""
+    """`new` with its turn deadline (kept while the same seat still has the same move to make, or while the
+    players adding cards still think after a `done`: `shared`) and the actor's timer: the earliest of it and
+    the graces of players gone during the game."""
     seat = new.to_act()
     if seat is None:
         turn = None
-    elif not moved and old.to_act() == seat and old.seats[seat].robot == new.seats[seat].robot:
+    elif shared or (not moved and old.to_act() == seat and old.seats[seat].robot == new.seats[seat].robot):
         turn = old.turn_deadline
     else:
-        quick = new.seats[seat].robot or _only_done(new, seat)
+        assert new.game is not None  # a seat is to act in a game
+        quick = new.seats[seat].robot or only_done(new.game.state, seat)
         turn = now + timedelta(seconds=bot_seconds if quick else new.turn_seconds)
     ready = None
     if _ready_check(new):
@@ -408,14 +431,36 @@ def _with_deadlines(
     return replace(new, turn_deadline=turn, ready_deadline=ready, deadline=min(times) if times else None)
 
 
-def _only_done(table: Table, seat: int) -> bool:
-    """Whether the seat to act can only say it is done (an attacker with no card of a rank on the table): the
-    table then says it for them after the bots' short pause (`timeout_action`), instead of making every
-    other player wait for the click or the turn's time."""
-    game = table.game
-    assert game is not None  # a seat is to act in a game
-    options = legal_actions(game.state, seat)
+def only_done(state: GameState, seat: int) -> bool:
+    """Whether the seat can only say it is done (an attacker with no card of a rank on the table, or a full
+    bout): the table then says it for them after the bots' short pause (`timeout_action`), instead of making
+    every other player wait for the click or the turn's time."""
+    options = legal_actions(state, seat)
     return bool(options) and all(option["action"] == "done" for option in options)
+
+
+def _thinking(table: Table) -> bool:
+    """Whether the table waits for players adding cards (`throwers`) on their shared deadline: the seat to act
+    is one of them, and a player (not a bot, not away) with something to add."""
+    seat = table.to_act()
+    game = table.game
+    if seat is None or game is None or not game.state.table or seat not in throwers(game.state):
+        return False
+    return not table.seats[seat].robot and not only_done(game.state, seat)
+
+
+def _throwers_wait_on(old: Table, new: Table, logged: Logged) -> bool:
+    """Whether `logged` (a `done`, clicked or timed out) leaves the table waiting, as before it, for players
+    adding cards: their shared deadline then runs on (a done does not give the others more time)."""
+    return (
+        logged.action.get("action") == "done"
+        and old.turn_deadline is not None
+        and _thinking(old)
+        and _thinking(new)
+        and new.game is not None
+        and old.game is not None
+        and new.game.state.bout == old.game.state.bout
+    )
 
 
 def _in_grace(table: Table, seat: Seat) -> bool:
@@ -585,6 +630,7 @@ def _deal(table: Table, command: Ready | Expire) -> Outcome:
         match = new_match(table.rules(len(players)))
     state = start_game(match, deck)
     game = Game(
+        seen=knowledge.start(state),
         number=table.games_played + 1,
         players=players,
         state=state,
@@ -660,11 +706,11 @@ def _expire(table: Table, command: Expire, now: datetime, grace_seconds: float) 
         assert game is not None  # a seat is to act in a game
         moving = table.seats[seat]
         if moving.is_bot:
-            action = bot.choose(game.state, seat, level=table.bot_level)
+            action = bot.choose(game.state, seat, level=table.bot_level, seen=game.seen)
         elif moving.away:
-            action = bot.choose(game.state, seat, level=STAND_IN_LEVEL)
+            action = bot.choose(game.state, seat, level=STAND_IN_LEVEL, seen=game.seen)
         else:
-            action = timeout_action(game.state, seat)
+            action = timeout_action(game.state, seat, game.seen)
         assert action is not None  # the seat to act has a move
         return _played(after, seat, action, by_bot=True, seats_changed=changed)
     return Outcome(after, seats_changed=True) if changed else None
@@ -692,15 +738,15 @@ def _expire_waiting(table: Table, command: Expire, now: datetime, grace_seconds:
     return Outcome(after, seats_changed=True)
 
 
-def timeout_action(state: GameState, seat: int) -> dict:
+def timeout_action(state: GameState, seat: int, seen: Seen | None = None) -> dict:
     """What the table does for a player whose turn time ran out: a defender takes, an attacker is done; a
-    lead cannot be skipped, so it is the `normal` bot's."""
+    lead cannot be skipped, so it is the `normal` bot's (knowing `seen`)."""
     kinds = {option["action"] for option in legal_actions(state, seat)}
     if "take" in kinds:
         return {"action": "take", "player": seat}
     if "done" in kinds:
         return {"action": "done", "player": seat}
-    lead = bot.choose(state, seat, level=STAND_IN_LEVEL)
+    lead = bot.choose(state, seat, level=STAND_IN_LEVEL, seen=seen)
     assert lead is not None  # the seat whose turn it is has a move
     return lead
 
@@ -711,7 +757,8 @@ def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_change
     state = apply(in_play.state, action)  # the engine refuses with the site's `Refused`
     logged = Logged(seat, action, by_bot)
     bout = closed_bout(in_play.state, action, state) or in_play.last_bout
-    game = replace(in_play, state=state, last=logged, last_bout=bout)
+    seen = knowledge.observe(in_play.seen, in_play.state, action, state) if in_play.seen is not None else None
+    game = replace(in_play, state=state, last=logged, last_bout=bout, seen=seen)
     if not state.finished:
         return Outcome(replace(table, game=game), logged=logged, seats_changed=seats_changed)
     left = tuple(s.number for s in table.seats if s.away and s.number < len(game.players))
@@ -723,6 +770,22 @@ def _played(table: Table, seat: int, action: dict, *, by_bot: bool, seats_change
     ended = _closed(ended) if table.closing else _closed_if_empty(ended)
     changed = seats_changed or ended.seats != table.seats
     return Outcome(ended, logged=logged, settled=True, seats_changed=changed)
+
+
+def seen_from_log(game: Game, actions: Iterable[dict]) -> Seen | None:
+    """What the table's players saw of `game` (`Game.seen`), rebuilt from its action log: the deal again
+    (the game's seeds, the match at the deal), each action applied and observed. None if the log does not
+    lead to the game's state (it always does, unless the rows were changed by hand)."""
+    state = start_game(game.match, shuffled_deck(server_seed=game.server_seed, client_seed=game.client_seed))
+    seen = knowledge.start(state)
+    try:
+        for action in actions:
+            after = apply(state, action)
+            seen = knowledge.observe(seen, state, action, after)
+            state = after
+    except Refused:
+        return None
+    return seen if state == game.state else None
 
 
 def settle(game: Game) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ from .deck import shuffled_deck
 from .game import apply, legal_actions, new_game, replay
 from .match import Match, new_match, record_game, start_game
 from .rules import DurakRules
-from .state import GameState, attackers, thrower
+from .state import GameState, attackers, thrower, throwers
 from .view import view_for
 
 __all__ = [
@@ -31,5 +31,6 @@ __all__ = [
     "shuffled_deck",
     "start_game",
     "thrower",
+    "throwers",
     "view_for",
 ]

@@ -4,22 +4,26 @@ Actions are dictionaries, each with "action" and "player" (a seat number):
     {"action": "attack", "player": P, "card": C}       lead a bout, or add a card of a rank on the table
     {"action": "beat", "player": P, "card": C, "target": A}   the defender covers attacking card A with C
     {"action": "take", "player": P}                     the defender will pick the table up
-    {"action": "done", "player": P}                     the attacker holding the right to add passes it on
+    {"action": "done", "player": P}                     an attacker has nothing more to add (until a beat,
+                                                        a take or a transfer)
     {"action": "transfer", "player": P, "card": C}      perevodnoy: the defender passes the attack on
 A refused action raises Refused with a code (`game_over`, `not_your_turn`, `not_in_hand`, `cannot_beat`,
 `rank_not_on_table`, `limit_reached`, `passport_card`, `must_take`, `cannot_transfer`, `illegal_action`,
 `bad_message`) and changes nothing: states are values.
+
+Throwing in is simultaneous: once the bout is led, every attacker in `throwers(state)` (all those the attack
+type allows who have cards and have not said done) may add a card or say done, in any order; the caller
+serialises the actions, so the first to arrive takes the bout's last free place.
 """
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from cards.errors import Refused
 
 from .cards import CARDS, RANK_ORDER, SUITS, beats
 from .rules import HAND_SIZE, PASSPORT, PASSPORT_RANKS, PEREVODNOY, DurakRules
-from .state import GameState, next_active, thrower
+from .state import GameState, evolve, next_active, seat_after, thrower, throwers
 
 ACTIONS = ("attack", "beat", "take", "done", "transfer", "surrender")
 
@@ -168,8 +172,7 @@ def _attack(state: GameState, player: int, card: str) -> GameState:
         if player != state.attacker:
             raise Refused("not_your_turn", "the principal attacker leads the bout")
     else:
-        if player != thrower(state):
-            raise Refused("not_your_turn", "another attacker holds the right to add cards")
+        _check_thrower(state, player)
         if card[0] not in {c[0] for pair in state.table for c in pair if c is not None}:
             raise Refused("rank_not_on_table", "only cards of a rank already on the table may be added")
         if len(state.table) >= state.limit:
@@ -177,7 +180,7 @@ def _attack(state: GameState, player: int, card: str) -> GameState:
     _check_in_hand(state, player, card)
     if _is_passport_card(state, player, card):
         raise Refused("passport_card", "a card of your passport rank cannot attack")
-    state = replace(
+    state = evolve(
         state,
         hands=_with_hand(state, player, _without(state.hands[player], card)),
         table=(*state.table, (card, None)),
@@ -210,7 +213,7 @@ def _beat(state: GameState, player: int, card: str, target: str) -> GameState:
     if not beats(card, target, state.trump_suit):
         raise Refused("cannot_beat", f"{card} does not beat {target}")
     table = (*state.table[:slot], (target, card), *state.table[slot + 1 :])
-    state = replace(
+    state = evolve(
         state, hands=_with_hand(state, player, _without(state.hands[player], card)), table=table, done=()
     )
     return _settle(state)
@@ -223,7 +226,7 @@ def _take(state: GameState, player: int) -> GameState:
         raise Refused("illegal_action", "you are already taking")
     if all(defence is not None for _, defence in state.table):
         raise Refused("illegal_action", "there is no unbeaten card to take")
-    return _settle(replace(state, taking=True, done=()))
+    return _settle(evolve(state, taking=True, done=()))
 
 
 def _done(state: GameState, player: int) -> GameState:
@@ -231,9 +234,15 @@ def _done(state: GameState, player: int) -> GameState:
         raise Refused(
             "not_your_turn" if player != state.attacker else "illegal_action", "the bout must be led"
         )
-    if player != thrower(state):
-        raise Refused("not_your_turn", "another attacker holds the right to add cards")
-    return _settle(replace(state, done=tuple(sorted((*state.done, player)))))
+    _check_thrower(state, player)
+    return _settle(evolve(state, done=tuple(sorted((*state.done, player)))))
+
+
+def _check_thrower(state: GameState, player: int) -> None:
+    if player not in throwers(state):
+        if player in state.done:
+            raise Refused("not_your_turn", "you said done: you may add again after the next beat or take")
+        raise Refused("not_your_turn", "only an attacker with cards may add cards")
 
 
 def _surrender(state: GameState, player: int) -> GameState:
@@ -243,7 +252,7 @@ def _surrender(state: GameState, player: int) -> GameState:
     if player in state.out:
         raise Refused("illegal_action", "you are out of this game already")
     rest = tuple(seat for seat in range(state.rules.players) if seat not in state.out and seat != player)
-    return replace(state, finished=True, fool=player, out=(*state.out, *rest))
+    return evolve(state, finished=True, fool=player, out=(*state.out, *rest))
 
 
 def _transfer(state: GameState, player: int, card: str) -> GameState:
@@ -261,7 +270,7 @@ def _transfer(state: GameState, player: int, card: str) -> GameState:
     limit = state.rules.bout_limit(len(hands[successor]), first_bout=state.bout == 0)
     if len(state.table) + 1 > limit:
         raise Refused("cannot_transfer", "the next player cannot be attacked with that many cards")
-    return replace(
+    return evolve(
         state,
         hands=hands,
         table=(*state.table, (card, None)),
@@ -310,33 +319,27 @@ def _close(state: GameState) -> GameState:
                 promoted.append(seat)
             if not hands[seat]:
                 out.append(seat)
-    took = state.taking
-    state = replace(
-        state,
-        hands=tuple(hands),
-        talon=talon,
-        discard=discard,
-        table=(),
-        done=(),
-        taking=False,
-        bout=state.bout + 1,
-        out=tuple(out),
-        promoted=tuple(promoted),
-    )
-    remaining = [seat for seat in range(players) if seat not in state.out]
+    closed = {
+        "hands": tuple(hands),
+        "talon": talon,
+        "discard": discard,
+        "table": (),
+        "done": (),
+        "taking": False,
+        "bout": state.bout + 1,
+        "out": tuple(out),
+        "promoted": tuple(promoted),
+    }
+    remaining = [seat for seat in range(players) if seat not in out]
     if len(remaining) <= 1:
-        return replace(state, finished=True, fool=remaining[0] if remaining else None)
+        return evolve(state, **closed, finished=True, fool=remaining[0] if remaining else None)
     # After a take the defender loses the turn; after a defence they lead (if they are still in).
-    lead = (
-        state.defender if not took and state.defender not in state.out else next_active(state, state.defender)
-    )
-    defender = next_active(state, lead)
-    return replace(
-        state,
-        attacker=lead,
-        defender=defender,
-        limit=state.rules.bout_limit(len(state.hands[defender]), first_bout=False),
-    )
+    lead = state.defender
+    if state.taking or lead in out:
+        lead = seat_after(players, out, lead)
+    defender = seat_after(players, out, lead)
+    limit = state.rules.bout_limit(len(hands[defender]), first_bout=False)
+    return evolve(state, **closed, attacker=lead, defender=defender, limit=limit)
 
 
 def legal_actions(state: GameState, player: int) -> list[dict[str, Any]]:
@@ -352,7 +355,7 @@ def legal_actions(state: GameState, player: int) -> list[dict[str, Any]]:
                 {"action": "attack", "player": player, "card": c} for c in hand if c[0] != passport
             )
         return actions
-    if player == thrower(state):
+    if player in throwers(state):
         if len(state.table) < state.limit:
             ranks = {card[0] for pair in state.table for card in pair if card is not None}
             actions.extend(

@@ -3,7 +3,9 @@
 Seats are numbered 0 .. players - 1 clockwise; play passes to the left, the next number (mod players).
 """
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 from cards.errors import Refused
@@ -93,21 +95,41 @@ class GameState:
             raise Refused("bad_message", f"not a Durak game state: {exc}") from exc
 
 
+_FIELDS = tuple(field.name for field in fields(GameState))
+_INDEX = {name: index for index, name in enumerate(_FIELDS)}
+_values = attrgetter(*_FIELDS)
+
+
+def evolve(state: GameState, **changes: Any) -> GameState:
+    """`dataclasses.replace(state, **changes)`, about twice as fast (the hard bot's play-outs make many
+    states): the same fields, the same checks (none), the same value."""
+    values = list(_values(state))
+    for name, value in changes.items():
+        values[_INDEX[name]] = value
+    return GameState(*values)
+
+
 def next_active(state: GameState, seat: int) -> int:
     """The first player after `seat`, clockwise, who is still in the game."""
-    players = state.rules.players
+    return seat_after(state.rules.players, state.out, seat)
+
+
+def seat_after(players: int, out: Collection[int], seat: int) -> int:
+    """The first of `players` seats after `seat`, clockwise, not in `out`."""
     for step in range(1, players + 1):
         candidate = (seat + step) % players
-        if candidate not in state.out:
+        if candidate not in out:
             return candidate
     raise AssertionError("no player left in the game")
 
 
 def attackers(state: GameState) -> list[int]:
-    """Who may add attacking cards this bout, in the order the right to add passes on "done": the principal
-    attacker, then (neighbours) the defender's left neighbour or (all sides) everyone else clockwise from the
-    defender's left."""
+    """Who may add attacking cards this bout, in the rules' order (the principal attacker first, then
+    (neighbours) the defender's left neighbour or (all sides) everyone else clockwise from the defender's
+    left): the order in which bots playing each other move and `legal_actions` lists them."""
     order = [state.attacker]
+    if state.rules.players == 2:  # the defender is the only other player
+        return order
     if state.rules.attack == NEIGHBOURS:
         left = next_active(state, state.defender)
         if left != state.attacker:
@@ -121,9 +143,18 @@ def attackers(state: GameState) -> list[int]:
     return order
 
 
+def throwers(state: GameState) -> list[int]:
+    """The attackers who may add cards now, all at once (whoever comes first): every one in `attackers`
+    order who has cards and has not said done since the last beat, take or transfer. Empty before the lead
+    (the principal attacker leads alone) and when every attacker is done (the bout can close)."""
+    if not state.table:
+        return []
+    return [seat for seat in attackers(state) if state.hands[seat] and seat not in state.done]
+
+
 def thrower(state: GameState) -> int | None:
-    """The attacker who holds the right to add a card now: the first in `attackers` order who has cards
-    and has not said done; None when every attacker is done."""
+    """The first of `throwers` in the rules' order (who moves next when bots play each other), or None
+    when every attacker is done."""
     for seat in attackers(state):
         if state.hands[seat] and seat not in state.done:
             return seat

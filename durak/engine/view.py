@@ -3,7 +3,7 @@
 from typing import Any
 
 from .game import legal_actions
-from .state import GameState, attackers, thrower
+from .state import GameState, attackers, thrower, throwers
 
 
 def view_for(state: GameState, player: int | None) -> dict[str, Any]:
@@ -23,6 +23,8 @@ def view_for(state: GameState, player: int | None) -> dict[str, Any]:
         "defender": state.defender,
         "attackers": attackers(state) if not state.finished else [],
         "thrower": thrower(state) if not state.finished else None,
+        # Every attacker who may add a card now (all at once, whoever comes first).
+        "throwers": throwers(state) if not state.finished else [],
         "done": list(state.done),
         "taking": state.taking,
         "limit": state.limit,

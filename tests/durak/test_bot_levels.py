@@ -17,6 +17,7 @@ from durak.forms import OpenDurakTableForm
 from durak.models import DurakTable
 from durak.table import STAND_IN_LEVEL, Act, AddBot, Expire, Leave, Sit, decide, timeout_action
 
+from .conftest import position
 from .test_table import ALICE, BOB, new_table, run, start, two_players
 
 
@@ -203,6 +204,25 @@ def test_the_blindness_test_catches_a_bot_that_peeks(monkeypatch):
         if differs:
             break
     assert differs
+
+
+def test_hard_takes_at_once_when_a_card_cannot_be_beaten_nor_transferred(monkeypatch):
+    """An obviously forced move is not searched: a defender who can beat 7h but not 7d (no diamond above it,
+    no trump) takes without a world being dealt (no play-out spent)."""
+    hands = [["7h", "7d", "9s", "Ts", "Js", "Ks"], ["8h", "6d", "6s", "Qs", "Qh", "Kh"]]
+    state = position(DurakRules(players=2), hands, "Ac", attacker=0, talon=["6c", "Ac"])
+    state = apply(
+        apply(state, {"action": "attack", "player": 0, "card": "7h"}),
+        {"action": "attack", "player": 0, "card": "7d"},
+    )
+    options = legal_actions(state, 1)
+    assert {option["action"] for option in options} == {"beat", "take"}
+
+    def dealt(*args):
+        raise AssertionError("a world was dealt")
+
+    monkeypatch.setattr(hard.knowledge, "sample", dealt)
+    assert hard.choose(state, 1, options, random.Random(0)) == {"action": "take", "player": 1}
 
 
 # --- strength (slow) ---

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from durak.engine import DurakRules, attackers, legal_actions, new_deck_order, new_game, thrower
+from durak.engine import DurakRules, attackers, legal_actions, new_deck_order, new_game, thrower, throwers
 
 from .conftest import act, all_cards, position, refused, scripted_deck
 
@@ -190,16 +190,22 @@ def test_one_side_only_the_principal_attacker_adds_cards():
     assert (state.table, state.attacker, state.defender) == ((), 1, 2)
 
 
-def test_neighbours_the_attacker_then_the_defenders_left_and_a_beat_gives_the_right_back():
+def test_neighbours_the_attacker_and_the_defenders_left_add_at_once_and_a_beat_reopens():
     state = act(four_players("neighbours"), ("attack", 0, "6s"), ("beat", 1, "7s", "6s"))
     assert attackers(state) == [0, 2]
+    assert throwers(state) == [0, 2]
     refused(state, ("attack", 3, "Ks"), "not_your_turn")
-    refused(state, ("attack", 2, "6h"), "not_your_turn")  # seat 0 holds the right until they are done
-    state = act(state, ("attack", 0, "7h"), ("beat", 1, "8h", "7h"), ("done", 0))
-    assert thrower(state) == 2
-    state = act(state, ("attack", 2, "6h"), ("beat", 1, "Qh", "6h"))
-    assert (thrower(state), state.done) == (0, ())  # a new rank on the table: everyone may add again
-    state = act(state, ("done", 0), ("attack", 2, "8s"), ("beat", 1, "Qs", "8s"), ("done", 0), ("done", 2))
+    # Seat 2 need not wait for seat 0 to be done: whoever comes first adds.
+    state = act(state, ("attack", 2, "6h"), ("beat", 1, "Qh", "6h"), ("done", 2))
+    assert (throwers(state), state.done) == ([0], (2,))
+    refused(state, ("attack", 2, "8s"), "not_your_turn")  # done until the next beat
+    refused(state, ("done", 2), "not_your_turn")
+    assert legal_actions(state, 2) == []
+    state = act(state, ("attack", 0, "7h"), ("beat", 1, "8h", "7h"))
+    assert (throwers(state), state.done) == ([0, 2], ())  # a new rank on the table: everyone may add again
+    state = act(state, ("attack", 2, "8s"), ("beat", 1, "Qs", "8s"), ("done", 0))
+    assert state.table != ()  # seat 2 may still add
+    state = act(state, ("done", 2))
     assert state.table == ()
     # Refill: the principal attacker, the other attackers clockwise, the defender last.
     assert state.hands[0][-2:] == ("6c", "7c")
@@ -209,16 +215,57 @@ def test_neighbours_the_attacker_then_the_defenders_left_and_a_beat_gives_the_ri
     assert (state.attacker, state.defender) == (1, 2)
 
 
-def test_all_sides_everyone_but_the_defender_in_turn():
+def test_the_first_to_arrive_takes_the_last_place_of_the_bout():
+    state = new_game(
+        DurakRules(players=4, attack="neighbours", limit="five_first_bout"),
+        scripted_deck(FOUR, trump="Ac", talon=FOUR_TALON),
+    )
+    state = act(state, ("attack", 0, "6s"), ("beat", 1, "7s", "6s"), ("attack", 2, "6h"), ("attack", 2, "6d"))
+    state = act(state, ("beat", 1, "8h", "6h"), ("attack", 0, "8d"))
+    assert (len(state.table), state.limit) == (4, 5)
+    # Both hold a 7 (a rank on the table); seat 2's comes first and fills the bout.
+    assert {"action": "attack", "player": 0, "card": "7h"} in legal_actions(state, 0)
+    assert {"action": "attack", "player": 2, "card": "7d"} in legal_actions(state, 2)
+    state = act(state, ("attack", 2, "7d"))
+    refused(state, ("attack", 0, "7h"), "limit_reached")
+    refused(state, ("attack", 3, "Ks"), "not_your_turn")
+    assert legal_actions(state, 0) == [{"action": "done", "player": 0}]
+    assert legal_actions(state, 2) == [{"action": "done", "player": 2}]
+
+
+def test_every_attacker_who_may_add_is_offered_cards_and_done_in_the_rules_order():
+    state = act(four_players("all_sides"), ("attack", 0, "6s"))
+    assert throwers(state) == [0, 2, 3]
+    assert thrower(state) == 0  # the rules' order: who moves first when bots play each other
+    assert legal_actions(state, 2) == [
+        {"action": "attack", "player": 2, "card": "6h"},
+        {"action": "attack", "player": 2, "card": "6d"},
+        {"action": "done", "player": 2},
+    ]
+    assert legal_actions(state, 3) == [{"action": "done", "player": 3}]
+    assert {a["action"] for a in legal_actions(state, 1)} == {"beat", "take"}
+    # Before the lead only the principal attacker plays.
+    refused(four_players("all_sides"), ("done", 2), "not_your_turn")
+    assert legal_actions(four_players("all_sides"), 2) == []
+
+
+def test_all_sides_everyone_but_the_defender_in_any_order():
     state = act(four_players("all_sides"), ("attack", 0, "6s"), ("beat", 1, "7s", "6s"))
     assert attackers(state) == [0, 2, 3]
-    state = act(state, ("done", 0))
-    refused(state, ("done", 3), "not_your_turn")
-    state = act(state, ("done", 2))
-    refused(state, ("attack", 3, "Ks"), "rank_not_on_table")
-    assert [a["action"] for a in legal_actions(state, 3)] == ["done"]
     state = act(state, ("done", 3))
+    refused(state, ("done", 3), "not_your_turn")
+    refused(state, ("attack", 3, "Ks"), "not_your_turn")
+    state = act(state, ("done", 2))
+    assert [a["action"] for a in legal_actions(state, 0)] == ["attack", "done"]
+    state = act(state, ("done", 0))
     assert (state.table, state.bout, state.attacker) == ((), 1, 1)
+
+
+def test_a_card_of_a_rank_not_on_the_table_is_refused_to_every_attacker():
+    state = act(four_players("all_sides"), ("attack", 0, "6s"), ("beat", 1, "7s", "6s"))
+    refused(state, ("attack", 3, "Ks"), "rank_not_on_table")
+    refused(state, ("attack", 0, "Js"), "rank_not_on_table")
+    assert [a["action"] for a in legal_actions(state, 3)] == ["done"]
 
 
 def test_all_sides_order_starts_at_the_defenders_left():
@@ -236,7 +283,7 @@ def test_refill_stops_when_the_talon_runs_out_defender_last():
     ]
     state = position(rules, hands, "Ac", attacker=0, talon=["6c", "7c", "Ac"])
     state = act(state, ("attack", 0, "6s"), ("beat", 1, "7s", "6s"), ("done", 0))
-    state = act(state, ("attack", 2, "6h"), ("beat", 1, "Jh", "6h"), ("done", 0), ("done", 2))
+    state = act(state, ("attack", 2, "6h"), ("beat", 1, "Jh", "6h"), ("done", 2), ("done", 0))
     assert state.hands[0][-1] == "6c"
     assert state.hands[2][-1] == "7c"
     assert len(state.hands[1]) == 5

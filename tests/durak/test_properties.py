@@ -1,5 +1,6 @@
 """Properties over random games: every card accounted for, no hand in another viewer's view, refusals change
-nothing and agree with `legal_actions`, replay equals live play, the JSON round trip."""
+nothing and agree with `legal_actions`, replay equals live play, the JSON round trip, and the simultaneous
+throw-in (every attacker who may add can add, whoever moves first, and the game still ends)."""
 
 import json
 import random
@@ -13,6 +14,7 @@ from durak.engine import DurakRules, GameState, apply, legal_actions, new_deck_o
 from durak.engine.cards import CARDS
 from durak.engine.game import ACTIONS
 from durak.engine.rules import ATTACK_TYPES, LIMITS, VARIANTS
+from durak.engine.state import attackers, throwers
 from durak.engine.view import view_for
 
 from .conftest import all_cards
@@ -72,6 +74,7 @@ def test_random_games_keep_every_invariant(rules, seed):
     while not state.finished:
         assert sorted(all_cards(state)) == DECK
         check_views(state)
+        check_throw_in(state)
         attempt = probe(rng, state)
         legal = legal_actions(state, attempt["player"])
         before = json.dumps(state.to_dict())
@@ -99,3 +102,48 @@ def test_random_games_keep_every_invariant(rules, seed):
     live = json.dumps(state.to_dict())
     assert json.dumps(replay(rules, deck, actions).to_dict()) == live
     assert json.dumps(GameState.from_dict(json.loads(live)).to_dict()) == live
+
+
+def check_throw_in(state: GameState) -> None:
+    """Once the bout is led, every attacker the attack type allows who has cards and is not done may add
+    (done is offered them, and any fitting card of theirs is accepted while the bout has room); nobody else
+    may add or say done."""
+    if not state.table or state.finished:
+        return
+    ranks = {card[0] for pair in state.table for card in pair if card is not None}
+    eligible = [seat for seat in attackers(state) if state.hands[seat] and seat not in state.done]
+    assert throwers(state) == eligible
+    for seat in range(state.rules.players):
+        done = {"action": "done", "player": seat}
+        assert (done in legal_actions(state, seat)) == (seat in eligible)
+        if seat not in eligible:
+            with pytest.raises(Refused) as refused:
+                apply(state, done)
+            assert refused.value.code in ("not_your_turn", "game_over")
+            continue
+        passport = state.passports[seat] if state.passports else None
+        for card in state.hands[seat]:
+            if card[0] in ranks and card[0] != passport and len(state.table) < state.limit:
+                after = apply(state, {"action": "attack", "player": seat, "card": card})
+                assert (card, None) in after.table or after.bout == state.bout + 1
+
+
+@settings(derandomize=True, max_examples=60, deadline=None)
+@given(rules=rules_strategy, seed=st.integers(0, 2**32 - 1))
+def test_any_attacker_may_throw_in_first_and_the_game_still_ends(rules, seed):
+    """Whoever of the attackers moves (chosen at random among everyone's legal actions, attackers often
+    before the defender), the throw-in rule holds and the game ends; the action log replays to it."""
+    rng = random.Random(seed)
+    deck = new_deck_order()
+    rng.shuffle(deck)
+    state = new_game(rules, deck)
+    actions = []
+    while not state.finished:
+        check_throw_in(state)
+        options = [action for player in range(rules.players) for action in legal_actions(state, player)]
+        adding = [action for action in options if action["player"] != state.defender]
+        action = rng.choice(adding if adding and rng.random() < 0.5 else options)
+        state = apply(state, action)
+        actions.append(action)
+        assert len(actions) < 3000, "the game does not end"
+    assert json.dumps(replay(rules, deck, actions).to_dict()) == json.dumps(state.to_dict())

@@ -1,14 +1,17 @@
 """The pure table flow (`durak.table.decide`), no database: the waiting room's ready check, turn timers
 and the reconnect grace, with `now` injected."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from cards.errors import Refused
 from cards.fairness import client_seed_of, combine_client_seeds, seed_digests
+from durak import bot
 from durak.bot import actor as bot_to_act
-from durak.engine import legal_actions, shuffled_deck, start_game
+from durak.bots import knowledge
+from durak.engine import legal_actions, new_game, shuffled_deck, start_game, throwers
 from durak.table import (
     CLOSED,
     PLAYING,
@@ -29,6 +32,9 @@ from durak.table import (
     decide,
     timeout_action,
 )
+from durak.view import table_view
+
+from .conftest import scripted_deck
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 ALICE, BOB, CAROL = 1, 2, 3
@@ -458,3 +464,147 @@ def test_the_site_s_own_table_stays_open_when_its_last_player_leaves_and_a_playe
     assert all(seat.empty for seat in site.seats)
     own = run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), Leave(ALICE))
     assert own.status == CLOSED
+
+
+# --- the simultaneous throw-in at the table ---
+
+THREE = [
+    ["6s", "7h", "8d", "9s", "Ts", "Js"],
+    ["7s", "8h", "9d", "Qs", "Qh", "Qd"],
+    ["6h", "6d", "7d", "8s", "9h", "Th"],
+]
+
+
+def scripted(table: Table, hands: list[list[str]], *, first: int = 0) -> Table:
+    """The table's game with a scripted deal (trump clubs, none dealt), `first` leading."""
+    rules = table.game.state.rules
+    state = new_game(rules, scripted_deck(hands, trump="Ac", talon=[]), first_attacker=first)
+    game = replace(table.game, state=state, seen=knowledge.start(state))
+    return replace(table, game=game)
+
+
+def three_players(hands: list[list[str]] = THREE, bot_seat: bool = False) -> Table:
+    """Alice, Bob and Carol (or a bot at seat 2) at a 3-seat all-sides table, Alice leading 6s and Bob
+    beating it with 7s: the bout is open to Alice and seat 2 at once."""
+    if bot_seat:
+        table = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), AddBot(ALICE))
+        table = run(table, ready(ALICE), ready(BOB))
+    else:
+        table = run(new_table(), Sit(ALICE, "Alice"), Sit(BOB, "Bob"), Sit(CAROL, "Carol"))
+        table = run(table, ready(ALICE), ready(BOB), ready(CAROL))
+    table = scripted(table, hands)
+    table = run(table, Act(ALICE, {"action": "attack", "card": "6s"}))
+    return run(table, Act(BOB, {"action": "beat", "card": "7s", "target": "6s"}))
+
+
+def test_a_co_attacker_throws_in_without_waiting_for_the_attacker_to_be_done():
+    table = three_players()
+    assert throwers(table.game.state) == [0, 2]
+    table = run(table, Act(CAROL, {"action": "attack", "card": "6h"}))
+    assert table.game.state.table[-1] == ("6h", None)
+    assert table.to_act() == 1  # the defender answers
+    refused(table, Act(BOB, {"action": "attack", "card": "8h"}), "not_your_turn")
+
+
+def test_the_players_adding_cards_share_one_deadline_and_are_all_done_when_it_passes():
+    table = three_players()
+    deadline = T0 + timedelta(seconds=20)
+    assert (table.to_act(), table.turn_deadline) == (0, deadline)
+    # Carol says done: Alice's time runs on, not restarted.
+    table = run(table, Act(CAROL, {"action": "done"}), now=T0 + timedelta(seconds=5))
+    assert (table.to_act(), table.turn_deadline) == (0, deadline)
+    outcome = decide(table, Expire(table.version), deadline)
+    assert outcome.logged.action == {"action": "done", "player": 0}
+    assert outcome.table.game.state.table == ()  # every attacker done: the bout is beaten off
+
+
+def test_when_the_time_runs_out_every_attacker_not_done_is_done_at_once():
+    table = three_players()
+    deadline = table.turn_deadline
+    outcome = decide(table, Expire(table.version), deadline)
+    assert outcome.logged.action == {"action": "done", "player": 0}
+    table = outcome.table
+    assert (table.to_act(), table.turn_deadline, table.deadline) == (2, deadline, deadline)  # due already
+    outcome = decide(table, Expire(table.version), deadline)
+    assert outcome.logged.action == {"action": "done", "player": 2}
+    assert outcome.table.game.state.table == ()
+    assert outcome.table.turn_deadline == deadline + timedelta(seconds=20)  # Bob leads, with his own time
+
+
+def test_a_throw_in_gives_the_defender_a_new_deadline():
+    table = three_players()
+    later = T0 + timedelta(seconds=7)
+    table = run(table, Act(CAROL, {"action": "attack", "card": "7d"}), now=later)
+    assert (table.to_act(), table.turn_deadline) == (1, later + timedelta(seconds=20))
+
+
+def test_a_bot_adding_cards_moves_first_then_the_players_have_their_time():
+    table = three_players(bot_seat=True)
+    assert table.seats[2].is_bot
+    assert (table.to_act(), table.turn_deadline) == (2, T0 + timedelta(seconds=1))
+    outcome = decide(table, Expire(table.version), T0 + timedelta(seconds=1))
+    assert outcome.logged.seat == 2
+    assert outcome.logged.by_bot
+
+
+def test_a_player_with_nothing_to_add_is_passed_after_the_pause_and_the_others_keep_their_turn():
+    hands = [THREE[0], THREE[1], ["Kh", "Kd", "Ah", "Ad", "As", "Ks"]]
+    table = three_players(hands)
+    assert (table.to_act(), table.turn_deadline) == (2, T0 + timedelta(seconds=1))
+    view = table_view(table, CAROL)
+    assert view["game"]["passing"]
+    assert view["game"]["allowed"] == []
+    assert table_view(table, ALICE)["game"]["allowed"] == [
+        {"action": "attack", "player": 0, "card": "7h"},
+        {"action": "done", "player": 0},
+    ]
+    later = T0 + timedelta(seconds=1)
+    outcome = decide(table, Expire(table.version), later)
+    assert outcome.logged.action == {"action": "done", "player": 2}
+    assert (outcome.table.to_act(), outcome.table.turn_deadline) == (0, later + timedelta(seconds=20))
+
+
+def test_every_attacker_who_may_add_sees_the_cards_and_done_and_who_else_may_add():
+    table = three_players()
+    for user in (ALICE, CAROL):
+        game = table_view(table, user)["game"]
+        assert {option["action"] for option in game["allowed"]} == {"attack", "done"}
+        assert game["throwers"] == [0, 2]
+        assert "passing" not in game
+    assert table_view(table, BOB)["game"]["allowed"] == []
+
+
+# --- the bots' memory at the table ---
+
+
+def test_the_table_remembers_the_cards_picked_up_and_its_bot_plays_with_them(monkeypatch):
+    """Alice takes the bot's lead: everyone now knows those cards are in her hand, and the bot's next
+    decisions are given that knowledge (as `durak.bot.play` gives it)."""
+    table = run(new_table(), Sit(ALICE, "Alice"), AddBot(ALICE), start(ALICE))
+    hands = [["7s", "8h", "9d", "Qs", "Qh", "Qd"], ["6s", "6h", "7h", "8d", "9s", "Ts"]]
+    table = scripted(table, hands, first=1)
+    assert table.to_act() == 1
+    assert table.seats[1].is_bot
+    given = []
+    choose = bot.choose
+
+    def spy(state, seat, rng=None, level="normal", seen=None):
+        given.append(seen)
+        return choose(state, seat, rng, level, seen)
+
+    monkeypatch.setattr(bot, "choose", spy)
+    now = table.deadline
+    table = decide(table, Expire(table.version), now).table  # the bot leads
+    lead = table.game.state.table[0][0]
+    table = run(table, Act(ALICE, {"action": "take"}), now=now)
+    while table.game.state.taking:  # the bot throws in or is done
+        now = table.deadline
+        table = decide(table, Expire(table.version), now).table
+    taken = {card for card in table.game.state.hands[0] if card not in hands[0]}
+    assert lead in taken
+    assert table.game.seen.known[0] == frozenset(taken)
+    assert table.to_act() == 1  # Alice took: the bot leads again
+    given.clear()
+    decide(table, Expire(table.version), table.deadline)
+    assert given
+    assert given[-1].known[0] == frozenset(taken)

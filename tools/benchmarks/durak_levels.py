@@ -1,13 +1,15 @@
 """Durak bot levels against each other and against random play: two-player fool rates with 95% intervals.
 
     .venv/bin/python -m tools.benchmarks.durak_levels [--games 24] [--variant podkidnoy] [--processes 2]
+        [--pair hard:normal ...]
 
 For each pair of levels (`durak.bot.LEVELS`, and `random`: a uniformly random legal action), plays `--games`
 two-player games: `--games / 2` provably fair deals (`durak.engine.shuffled_deck`, seeds fixed per pair so
 runs repeat), each played twice with the seats swapped, so neither side gets the better cards. Each bot
 remembers the cards players picked up (`durak.bots.knowledge`), as `durak.bot.play` does. Prints, per level,
 its fool rate against each opponent (the share of games it was left holding cards) with a Wilson 95%
-interval, the draws, and the hard level's CPU time per decision. Figures only.
+interval, the draws, and the hard level's CPU time per decision. `--pair` plays only the pairs given (e.g.
+`hard:normal`, with more games, to compare two versions of a bot). Figures only.
 """
 
 import argparse
@@ -102,12 +104,21 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=24, help="two-player games per pair (an even number)")
     parser.add_argument("--variant", choices=VARIANTS, default=VARIANTS[0])
     parser.add_argument("--processes", type=int, default=2, help="processes playing the games")
+    parser.add_argument(
+        "--pair", action="append", default=[], help="only this pair, as level:opponent (repeatable)"
+    )
     args = parser.parse_args()
+    chosen = pairs()
+    if args.pair:
+        wanted = {tuple(sorted(pair.split(":"))) for pair in args.pair}
+        chosen = [pair for pair in chosen if tuple(sorted(pair)) in wanted]
+        if len(chosen) != len(wanted):
+            parser.error(f"a pair is two of {', '.join(OPPONENTS)}, like hard:normal")
     deals = max(1, args.games // 2)
     chunk = max(1, math.ceil(deals / (4 * args.processes)))
     tasks = [
         (first, second, args.variant, start, min(deals, start + chunk))
-        for first, second in pairs()
+        for first, second in chosen
         for start in range(0, deals, chunk)
     ]
     # The slow pairs (hard) first, so the processes finish together.

@@ -2,7 +2,8 @@
 random games, the table it holds equals the table read back from the database, and so does every viewer's
 view of it (players, spectators): whatever happened before (moves, bots and timeouts, players sitting down,
 leaving and coming back between games, sockets opening and closing, staff standing a player up and opening
-the table again, chat)."""
+the table again, chat). That includes what the bots know (`Game.seen`: the cards picked up), rebuilt from the
+action log on a read."""
 
 import contextlib
 import random
@@ -15,11 +16,12 @@ from django.utils import timezone
 from cards.errors import Refused
 from durak import actor as durak_actor
 from durak import bot
+from durak.engine import legal_actions, throwers
 from durak.models import DurakTable
 from durak.table import CLOSED, Act, AddBot, Expire, Leave, Ready, Release, Reopen, Sit, Start
 from durak.view import table_view
 from live import chat
-from tests.durak.live.conftest import open_durak_table
+from tests.durak.live.conftest import open_durak_table, seat_and_start
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,11 +65,15 @@ class Games:
         self.compared += 1
 
     def play(self, user) -> None:
-        """The seat to act moves: a player as their bot would, a bot or an away player at their deadline."""
+        """The seat to act moves: a player as their bot would, a bot or an away player at their deadline;
+        now and then another player adding cards comes first (throwing in is simultaneous)."""
         table = self.actor._loaded(self.clock)
         seat = table.to_act()
         if seat is None:
             return
+        others = [s for s in throwers(table.game.state) if s != seat and not table.seats[s].robot]
+        if others and self.rng.random() < 0.3:
+            seat = self.rng.choice(others)
         player = table.seats[seat]
         if player.robot or player.user_id is None:
             self.clock = max(self.clock, table.deadline or self.clock)
@@ -132,3 +138,33 @@ def test_the_actors_table_and_views_equal_a_fresh_read_after_every_command(seed,
     assert games.compared > 0.8 * version, (games.compared, version, steps)
     assert all(steps[kind] for kind in Games.KINDS), steps
     assert DurakTable.objects.get(pk=table.pk).games.filter(finished=True).count() >= 3, steps
+
+
+def test_a_reloaded_table_gives_its_bot_what_was_picked_up(make_user):
+    """The knowledge the table's bots play with (`Game.seen`) survives the actor's reload: a fresh read
+    replays the action log to the same cards known in each hand, and they are the cards picked up."""
+    alice = make_user("alice_seen", display_name="Alice")
+    table = open_durak_table(alice, seats=2)
+    actor = seat_and_start(table, alice, bots=1)
+    rng = random.Random(3)
+    while actor.state.status == "playing":
+        state = actor.state
+        game = state.game
+        if any(game.seen.known) and not game.state.table:
+            break
+        seat = state.to_act()
+        if state.seats[seat].is_bot:
+            actor.handle(Expire(state.version), now=state.deadline)
+        else:
+            options = legal_actions(game.state, seat)
+            take = [option for option in options if option["action"] == "take"]
+            action = take[0] if take else rng.choice(options)
+            actor.handle(Act(alice.pk, {k: v for k, v in action.items() if k != "player"}))
+    game = actor.state.game
+    assert any(game.seen.known), "somebody picked up cards"
+    for seat, cards in enumerate(game.seen.known):
+        assert cards <= set(game.state.hands[seat])
+    durak_actor.forget_actors()
+    read = durak_actor.load(table.pk)
+    assert read.game.seen == game.seen
+    assert read == actor.state
