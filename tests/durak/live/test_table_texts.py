@@ -77,3 +77,31 @@ def test_a_player_surrenders_the_fool_at_once_and_the_stake_settles_as_a_loss(
     assert "Alice concedes the game." in text_of(rendered(actor.state, bob.pk))
     assert "You are the fool." in text_of(rendered(actor.state, alice.pk))
     assert audit_ledger().ok
+
+
+def test_every_attacker_who_may_throw_in_reads_that_it_is_their_move(open_durak, alice, bob, make_user):
+    """All sides, three players: once the bout is led, a co-attacker with a card to add may throw it in now
+    (simultaneous throw-in), so their status says it is their move, not that the table waits for another."""
+    carol = make_user("carol")
+    table = open_durak(seats=3)
+    actor = seat_and_start(table, alice, bob, carol)
+    users = {user.pk: user for user in (alice, bob, carol)}
+
+    def adds(seat: int) -> bool:
+        return not table_view(actor.state, actor.state.seats[seat].user_id)["game"].get("passing")
+
+    for _ in range(200):  # until a bout is led and an attacker the table does not time has a card to add
+        state = actor.state.game.state
+        throwers = table_view(actor.state, None)["game"]["throwers"]
+        co_attackers = [s for s in throwers if s != actor.state.to_act() and adds(s)]
+        if state.table and co_attackers:
+            break
+        seat = actor.state.to_act()
+        move = bot.choose(state, seat)
+        actor.handle(Act(actor.state.seats[seat].user_id, {k: v for k, v in move.items() if k != "player"}))
+    else:
+        raise AssertionError("no co-attacker with a card to add in 200 moves")
+    co_attacker = users[actor.state.seats[co_attackers[0]].user_id]
+    status = text_of(rendered(actor.state, co_attacker.pk).split('id="durak-seats"')[0])
+    assert "Your move" in status
+    assert "Waiting for" not in status
