@@ -18,6 +18,7 @@ from durak.rendering import LIVE_TEMPLATE, live_html
 from durak.table import Table
 from durak.view import table_view
 from live.consumer import TableConsumer, Unavailable
+from live.regions import Held
 
 
 class DurakConsumer(TableConsumer):
@@ -30,11 +31,16 @@ class DurakConsumer(TableConsumer):
         if services.visible_table(table_id, user=user, token=token) is None:
             raise Unavailable
 
+    def setup(self, options: dict[str, str]) -> None:
+        self.held = Held()  # the browser page's regions as this connection last sent them (HTML)
+
     def encode(self, shared: Table, error: dict[str, str] | None = None) -> str:
+        """The viewer's view of `shared`: JSON, or the regions of the page that differ from what it holds
+        (the error's always, when there is one)."""
         view = table_view(shared, self.user.pk if self.user.is_authenticated else None)
         if self.json_format:
             return json.dumps(view)
-        return live_html(shared, view, error)
+        return self.held.changed(live_html(shared, view, error), always=("durak-error",) if error else ())
 
     def refusal_text(self, code: str, message: str) -> str:
         return refusals.translated(code, message)

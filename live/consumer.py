@@ -460,8 +460,10 @@ class TableConsumer(LiveConsumer):
 
     async def show(self, shared: Any, *, force: bool = False, error: dict[str, str] | None = None) -> None:
         """Send this viewer's message of `shared` unless it has that version already (or a newer one; `force`
-        sends it again at the same version)."""
-        await self._deliver(shared.version, self.encode(shared, error), force=force)
+        sends it again at the same version). Encoded only once it is to be sent (`encode` may record what the
+        page then holds)."""
+        if self._claim(shared.version, 0, force=force):
+            await self.send(text_data=self.encode(shared, error))
 
     async def send_view(self, *, force: bool = False, error: dict[str, str] | None = None) -> None:
         """Send the viewer's current view, read from the database (`Game.read_view`), unless this connection

@@ -169,10 +169,14 @@ async def test_a_spectator_cannot_act(alice, open_durak, connect):
 async def test_the_page_format_is_out_of_band_fragments(alice, open_durak, connect):
     table = await database_sync_to_async(open_durak)()
     page = await connect(table, alice, json_format=False)
-    await page.send({"action": "sit", "v": 0})
-    html = await page.receive()
+    first = page.payloads[0]  # a fresh page: every region
     for region in ("durak-status", "durak-seats", "durak-board", "durak-hand", "durak-controls"):
+        assert f'id="{region}"' in first
+    await page.send({"action": "sit", "v": 0})
+    html = await page.receive()  # then only the regions that changed: not the (empty) board
+    for region in ("durak-status", "durak-seats", "durak-controls"):
         assert f'id="{region}"' in html
+    assert 'id="durak-board"' not in html
     assert "Add a bot" in html
     await page.send({"action": "fly", "v": 1})
     error = await page.receive()

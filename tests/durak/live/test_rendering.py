@@ -15,6 +15,7 @@ from durak.rendering import LIVE_TEMPLATE
 from durak.table import PLAYING, Act, Ready
 from durak.view import table_view
 from tests.durak.live.conftest import seat_and_start
+from tools.loadtest.page import Page
 
 pytestmark = pytest.mark.django_db
 
@@ -27,6 +28,7 @@ def players(alice, bob, make_user):
 def consumer(user, *, json_format=False) -> DurakConsumer:
     viewer = DurakConsumer()
     viewer.user, viewer.json_format = user, json_format
+    viewer.setup({})
     return viewer
 
 
@@ -115,3 +117,26 @@ def test_the_kept_tables_are_bounded(open_durak, players, monkeypatch):
     for number in range(5):
         rendering.kept(replace(actor.state, id=1000 + number))
     assert list(rendering._kept) == [1003, 1004]
+
+
+def test_a_page_put_together_from_the_changed_regions_is_the_whole_page(open_durak, players, monkeypatch):
+    """Each player and a spectator follow two whole games on one connection each: a message carries only the
+    regions that differ from what the page holds (an unchanged hand or board is not sent again), and the page
+    put together from them, as htmx swaps them in by id, is the whole template's page every time."""
+    table = open_durak(seats=4)
+    actor = seat_and_start(table, *players)
+    viewers = [(user, consumer(user), Page()) for user in (*players, AnonymousUser())]
+    sent = whole_sent = 0
+    for shared in versions(actor, games=2):
+        moment = timezone.now()
+        with monkeypatch.context() as frozen:
+            frozen.setattr(timezone, "now", lambda moment=moment: moment)
+            for user, connection, page in viewers:
+                message = connection.encode(shared)
+                page.apply(message)
+                expected = Page()
+                expected.apply(whole(shared, user))
+                assert page.regions == expected.regions
+                sent += len(message)
+                whole_sent += len(whole(shared, user))
+    assert sent < whole_sent * 0.85  # (0.80: the hands and controls of those not moving stay)
