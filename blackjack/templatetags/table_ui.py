@@ -352,7 +352,7 @@ def deck_cards(decks) -> int:
     return int(decks) * 52
 
 
-#: The stable forms of the table page that send over the websocket (each gets its `v` from #table-status).
+#: The stable forms of the table page that send over the websocket (each gets its `v` from #table-version).
 WS_FORMS = (
     "form-sit",
     "form-bet",
@@ -430,12 +430,12 @@ def seat_markup(context, seat: dict, you: dict | None, table: dict) -> str:
 
 @register.simple_tag(takes_context=True)
 def table_part(context, name: str) -> str:
-    """The partial `name` of `live.html`, rendered with the version's table (`t`) and number (`v`) alone: the
+    """The partial `name` of `live.html`, rendered with the version's table (`t`) alone: the
     same for every viewer, so kept once per version when the context carries its shared part (`shared`)."""
     view = context["view"]
 
     def render() -> str:
-        return get_template(f"{LIVE_TEMPLATE}#{name}").render({"t": view["table"], "v": view["v"]})
+        return get_template(f"{LIVE_TEMPLATE}#{name}").render({"t": view["table"]})
 
     shared = context.get("shared")
     return render() if shared is None else shared.keep(("table_part", name, get_language()), render)

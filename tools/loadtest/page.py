@@ -19,6 +19,7 @@ import orjson
 
 from blackjack.engine.strategy import PLAYING_ACTIONS
 from cards.faces import RANK_NAMES, SUIT_NAMES
+from live.regions import ID, swapped
 
 #: A card's accessible name on the page ("Queen of hearts") back to its protocol string ("Qh").
 CARDS = {
@@ -225,7 +226,6 @@ class JsonFormat:
 #: Any tag: (closing slash, name, self-closing slash).
 ANY_TAG = re.compile(r"<(/?)([a-zA-Z][\w-]*)[^>]*?(/?)>")
 VOID = frozenset({"input", "img", "br", "hr", "meta", "link", "source", "wbr"})
-ID = re.compile(r'\bid="([^"]+)"')
 OOB = re.compile(r'\bhx-swap-oob="([^"]*)"')
 #: The page's regions in the order the table page shows them (what `read_page` reads comes first).
 PAGE_ORDER = (
@@ -260,19 +260,6 @@ def elements(html: str) -> list[str]:
         elif depth == 0:
             found.append(tag.group(0))
     return found
-
-
-#: The start of a top-level element of a server message: only those carry `hx-swap-oob`.
-SWAPPED = re.compile(r'<[a-zA-Z][\w-]*\s[^>]*?\bhx-swap-oob="')
-
-
-def swapped(message: str) -> list[str]:
-    """The top-level elements of a server message, each from its start tag to the next one's (the protocol
-    puts `hx-swap-oob` on them and on nothing inside them): one search, where `elements` reads every tag."""
-    starts = [found.start() for found in SWAPPED.finditer(message)]
-    return [
-        message[start:end].rstrip() for start, end in zip(starts, [*starts[1:], len(message)], strict=True)
-    ]
 
 
 class Page:
