@@ -5,7 +5,7 @@ limits, the worker, the owner's route, presence, chat and reactions, one refusal
 blackjack's hooks: who may watch (`viewmodel.visible_table`: a private table needs its link, `?token=`), the
 protocol's fields (`blackjack.protocol`), and the viewer's view of each version (`viewmodel.view_of`: JSON,
 `?format=json`, with `&log=off` without the table's log; or the HTML regions of
-`blackjack/partials/live.html`). Each version's shared view part reaches the consumer from `live.fanout`
+`blackjack/live.jinja`). Each version's shared view part reaches the consumer from `live.fanout`
 (built by the table's actor here from its memory, or read once for this process's viewers from the database
 when the version was made elsewhere). A settled round's dealer's turn is shown frame by frame: each
 connection paces its own frames (`show`, `_pace`; `viewmodel.frame_at`).
@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from blackjack import actors, protocol, refusals, remote
 from blackjack.models import GAME, Table
-from blackjack.rendering import BALANCE_REGIONS, LIVE_TEMPLATE, Page, live_html
+from blackjack.rendering import BALANCE_REGIONS, Page, live_html, region
 from blackjack.viewmodel import (
     Frame,
     TableUnavailable,
@@ -38,9 +38,13 @@ class BlackjackConsumer(TableConsumer):
     game = GAME
     route = remote.Route
     fields = protocol.FIELDS
-    error_template = f"{LIVE_TEMPLATE}#flash"
-    balance_template = LIVE_TEMPLATE
-    balance_partials = ("nav_balance", "your_chips")
+
+    def error_html(self, error: dict[str, str]) -> str:
+        return str(region("flash", {"error": error}))
+
+    def balance_html(self, balance: int) -> str:
+        context = {"view": {"you": {"balance": balance}}, "oob": True}
+        return "".join(str(region(part, context)) for part in BALANCE_REGIONS)
 
     def setup(self, options: dict[str, str]) -> None:
         self.lean = self.json_format and options.get("log") == "off"  # JSON states without the log

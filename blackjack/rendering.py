@@ -14,17 +14,20 @@ together from these messages, is the page a full rendering gives.
 """
 
 from collections.abc import Callable, Hashable
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import orjson
-from django.template.loader import render_to_string
-from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
+from markupsafe import Markup
 
-from blackjack.viewmodel import ViewerView
+from blackjack.templatetags import table_ui
+from blackjack.viewmodel import EVENTS_SHOWN, ViewerView
+from live.jinja import Fragments, environment
 from live.templatetags.live_ui import seconds_left
 
-LIVE_TEMPLATE = "blackjack/partials/live.html"
+LIVE_TEMPLATE = "blackjack/live.jinja"
 #: A full page's regions, in the order a message carries them.
 REGIONS = (
     "table_version",
@@ -40,9 +43,9 @@ REGIONS = (
 #: Parts of a region sent alone when they alone changed (each has an id and the `oob` switch).
 INNER = {"table_status": ("countdown", "your_chips")}
 #: Where the status strip's markup, kept for the viewers who see it alike, takes each one's chips.
-CHIPS_SLOT = mark_safe("<!-- your chips -->")
+CHIPS_SLOT = Markup("<!-- your chips -->")
 #: What the balance notice (`balance.changed`) rewrites outside these messages.
-BALANCE_REGIONS = ("your_chips", "nav_balance")
+BALANCE_REGIONS = ("nav_balance", "your_chips")
 
 
 class Page:
@@ -125,8 +128,14 @@ def _inner(part: str, view: dict[str, Any], context: dict[str, Any], language: s
     return _kept(context["shared"], kept, lambda: _render(part, {**context, "oob": True}))
 
 
-def _render(region: str, context: dict[str, Any]) -> str:
-    return render_to_string(f"{LIVE_TEMPLATE}#{region}", context)
+def region(name: str, context: dict[str, Any]) -> Markup:
+    """The region (or part) `name` of the live template for `context` (`view`, `user`, `error`, `shared`,
+    `oob`): what the table page puts in its layout, and each message's parts."""
+    return FRAGMENTS.render(name, context)
+
+
+def _render(name: str, context: dict[str, Any]) -> str:
+    return str(region(name, context))
 
 
 def _kept(shared, key: Hashable, render: Callable[[], str]) -> str:
@@ -139,28 +148,24 @@ def _json(value: Any) -> bytes:
 
 def _table_keys(table: dict[str, Any]) -> dict[str, Any]:
     """The inputs of the regions that come from the table alone: the same for every viewer of a version."""
-    from blackjack.templatetags.table_ui import phase_title, seat_slots, turn_seat
-
     return {
-        "turn": turn_seat(table),
+        "turn": table_ui.turn_seat(table),
         "limits": (table["id"], table["min_bet"], table["max_bet"]),
-        "phase_title": phase_title(table),
+        "phase_title": table_ui.phase_title(table),
         "dealer": _json(table["dealer"]),
         "shoe_info": _json([table["shoe"], table["next_shoe_hash"]]),
-        "slots": [(slot, _json(slot)) for slot in seat_slots(table)],
+        "slots": [(slot, _json(slot)) for slot in table_ui.seat_slots(table)],
     }
 
 
 def _keys(shared, view: dict[str, Any], user, error: dict[str, str] | None) -> dict[str, Hashable]:
     """Every input of each region but the seats and the log (whose parts are keyed one by one)."""
-    from blackjack.templatetags.table_ui import can_insure, round_outcome
-
     table, you = view["table"], view["you"]
     common = shared.keep(("region_keys",), lambda: _table_keys(table))
     turn = common["turn"]
     mine = tuple(you["seats"])
     limits = common["limits"]
-    outcome = round_outcome(view) if table["phase"] == "settled" else None
+    outcome = table_ui.round_outcome(view) if table["phase"] == "settled" else None
     return {
         "table_version": view["v"],
         "table_status": _json(
@@ -192,7 +197,7 @@ def _keys(shared, view: dict[str, Any], user, error: dict[str, str] | None) -> d
                 you["allowed_by_seat"],
                 you["can_sit"],
                 you["hint"],
-                can_insure(view) if "insurance" in you["allowed"] else None,
+                table_ui.can_insure(view) if "insurance" in you["allowed"] else None,
             ]
         ),
         "event_log": None,  # keyed by its newest line (`Page.newest_event`)
@@ -207,8 +212,6 @@ def _seats(
 ) -> str:
     """The seats: the whole list for a fresh page, else each seat whose markup the page does not hold (a
     seat's markup is a function of its entry, the phase, and whether the viewer sits there or may sit)."""
-    from blackjack.templatetags.table_ui import is_mine, seat_markup, sit_offer
-
     table, you = view["table"], view["you"]
     slots = context["shared"].keep(("region_keys",), lambda: _table_keys(table))["slots"]
     settled = table["phase"] == "settled"  # the one fact of the table's a seat shows (ready, insurance paid)
@@ -216,8 +219,8 @@ def _seats(
         slot["seat"]: (
             key,
             settled and bool(slot["player"]),
-            is_mine(slot, you),
-            sit_offer(you, slot),
+            table_ui.is_mine(slot, you),
+            _sit_offer(you, slot),
             language,
         )
         for slot, key in slots
@@ -232,7 +235,7 @@ def _seats(
     for slot, _ in slots:
         number = slot["seat"]
         if held[number] != keys[number]:
-            markup = seat_markup(context, slot, you, table).lstrip()
+            markup = str(seat_markup(context["shared"], slot, you, table)).lstrip()
             parts.append(markup.replace("<li ", '<li hx-swap-oob="true" ', 1))
     page.seats = keys
     return "".join(parts)
@@ -250,11 +253,7 @@ def _new_events(view: dict[str, Any], context: dict[str, Any], language: str, pa
     if at is None:
         return _kept(context["shared"], ("event_log", None, language), lambda: _render("event_log", context))
     added = {"view": {"table": {"events": events[at:]}}}
-    return _kept(
-        context["shared"],
-        ("event_lines", at, language),
-        lambda: render_to_string(f"{LIVE_TEMPLATE}#event_lines", added),
-    )
+    return _kept(context["shared"], ("event_lines", at, language), lambda: _render("event_lines", added))
 
 
 def _follows(events: list[dict[str, Any]], held: list[dict[str, Any]]) -> int | None:
@@ -267,3 +266,86 @@ def _follows(events: list[dict[str, Any]], held: list[dict[str, Any]]) -> int | 
             shown = at + 1
             return shown if shown <= len(held) and events[:shown] == held[len(held) - shown :] else None
     return None
+
+
+def seat_markup(shared, seat: dict, you: dict | None, table: dict) -> Markup:
+    """One seat of the `seats` region as the viewer `you` sees it.
+
+    The markup depends on the version's table and on two facts about the viewer alone: whether they sit
+    there (`mine`) and, for an empty seat, what it offers them (`sit`). With the version's shared view part
+    (`shared`), each variant is rendered once per version and kept with it (a seated player's hands once per
+    seat, for both variants), so a table's viewers share their seats' markup instead of rendering it each.
+    The macros are given nothing else of the viewer's, so no variant can carry another viewer's controls."""
+    mine = table_ui.is_mine(seat, you)
+    sit = _sit_offer(you, seat)
+
+    def kept(key: tuple, render: Callable[[], Markup]) -> Markup:  # per language: viewers may differ in it
+        return render() if shared is None else shared.keep((*key, get_language()), render)
+
+    def render() -> Markup:
+        hands = Markup("")
+        if seat.get("player"):
+            hands = kept(("seat_hands", seat["seat"]), lambda: FRAGMENTS.macro("seat_hands")(seat, table))
+        return FRAGMENTS.macro("seat")(seat, mine, sit, table, hands)
+
+    return kept(("seat", seat["seat"], mine, sit), render)
+
+
+def bet_picker(table: dict) -> Markup:
+    """The bet box's picker: a function of the table's limits (and the language) alone."""
+    return _bet_picker(table["min_bet"], table["max_bet"], get_language())
+
+
+@lru_cache(maxsize=256)
+def _bet_picker(min_bet: int, max_bet: int, language: str) -> Markup:
+    return FRAGMENTS.macro("bet_picker")({"min_bet": min_bet, "max_bet": max_bet})
+
+
+def _sit_offer(you: dict | None, seat: dict) -> str:
+    """What `seat` offers the viewer: if empty, "take" (another seat beside theirs) or "sit"; else nothing."""
+    you = you or {}
+    if seat.get("player") or not you.get("can_sit"):
+        return ""
+    return "take" if you.get("seats") else "sit"
+
+
+FRAGMENTS = Fragments(
+    environment(
+        Path(__file__).resolve().parent / "jinja2",
+        filters={
+            name: getattr(table_ui, name)
+            for name in (
+                "any_of",
+                "bet_chips",
+                "can_insure",
+                "chip_tier",
+                "chips_short",
+                "decision_label",
+                "deck_cards",
+                "event_text",
+                "hand_total",
+                "insurance_net",
+                "is_mine",
+                "limits_text",
+                "net_result",
+                "phase_title",
+                "result_label",
+                "result_tone",
+                "round_outcome",
+                "seat_actions",
+                "seat_slots",
+                "signed_chips",
+                "sitting_out_for",
+                "turn_seat",
+            )
+        },
+        globals={
+            "seat_markup": seat_markup,
+            "bet_picker_of": bet_picker,
+            "ws_forms": table_ui.WS_FORMS,
+            "play_buttons": table_ui.PLAY_BUTTONS,
+            "events_shown": EVENTS_SHOWN,
+        },
+    ),
+    LIVE_TEMPLATE,
+)

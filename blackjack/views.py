@@ -1,7 +1,7 @@
 """Pages of the tables app. Thin: read through the view model, write through `blackjack.services`, render.
 
 The live part of the table page is rendered by the same partial the websocket consumer sends
-(`blackjack/partials/live.html`), so a first load and every update look alike.
+(`blackjack/live.jinja`), so a first load and every update look alike.
 """
 
 from django.contrib import messages

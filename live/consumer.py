@@ -32,8 +32,9 @@ fragments htmx swaps by id), does for every game:
   open (`_reannounce`: a new owner counts nobody).
 
 A game's consumer says: `game` (its registry name), `route` (its `live.route.Route`), `fields` (its
-protocol), `error_template`, and `visible`, `encode` and `marked_gone`; a game whose views need more than
-one frame per version (blackjack's dealer) overrides `show`.
+protocol), `error_template` (or `error_html`), and `visible`, `encode` and `marked_gone`; a game whose views
+need more than one frame per version (blackjack's dealer) overrides `show`, and one whose page shows more of
+the balance than the header's figure `balance_html`.
 """
 
 import asyncio
@@ -137,9 +138,6 @@ def unwrapped(user):
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
-    #: The template whose partials carry the user's balance on this kind of page (`balance_partials`).
-    balance_template = "live/balance.html"
-    balance_partials: tuple[str, ...] = ("nav_balance",)
     json_format = False
     #: The language this connection's fragments are rendered in (`accounts.language.of_scope`), found once
     #: when it opens: every handler runs in it (`dispatch`, and a table's worker).
@@ -189,10 +187,12 @@ class LiveConsumer(AsyncWebsocketConsumer):
     def _balance_message(self, balance: int) -> str:
         if self.json_format:
             return json.dumps({"type": "balance", "balance": balance})
+        return self.balance_html(balance)
+
+    def balance_html(self, balance: int) -> str:
+        """The out-of-band fragments that show `balance` on this kind of page (the header's figure)."""
         context = {"view": {"you": {"balance": balance}}, "oob": True}
-        return "".join(
-            render_to_string(f"{self.balance_template}#{part}", context) for part in self.balance_partials
-        )
+        return render_to_string("live/balance.html#nav_balance", context)
 
     async def send(self, text_data=None, bytes_data=None, close=False):
         """Send a frame; one to a client that has just closed its connection is dropped. The server (Daphne)
@@ -211,7 +211,7 @@ class TableConsumer(LiveConsumer):
     game: ClassVar[str]
     route: ClassVar[type]
     fields: ClassVar[Fields]
-    #: The game's HTML fragment of a refusal (`error`: code and message), and of a reaction (`emote`).
+    #: The game's HTML fragment of a refusal (`error`: code and message), unless it overrides `error_html`.
     error_template: ClassVar[str]
 
     # --- what a game defines ---
@@ -502,7 +502,11 @@ class TableConsumer(LiveConsumer):
         elif fresh:
             await self.resend(error)
         else:
-            await self.send(text_data=render_to_string(self.error_template, {"error": error}))
+            await self.send(text_data=self.error_html(error))
+
+    def error_html(self, error: dict[str, str]) -> str:
+        """The refusal `error` as the page shows it."""
+        return render_to_string(self.error_template, {"error": error})
 
     async def resend(self, error: dict[str, str] | None) -> None:
         """The current view again, after a stale-version refusal (with `error`, for the HTML page)."""

@@ -6,16 +6,12 @@ Everything here formats what the view model already says; no rule of the game is
 import re
 
 from django import template
-from django.template.loader import get_template
-from django.utils.html import format_html_join
-from django.utils.translation import get_language, gettext, gettext_noop, ngettext, pgettext_lazy
+from django.utils.translation import gettext, gettext_noop, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from blackjack import eventlog
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
-from blackjack.rendering import LIVE_TEMPLATE
-from blackjack.viewmodel import EVENTS_SHOWN
 from cards.faces import card_face
 from live.templatetags.live_ui import clock, iso, seconds_left
 
@@ -378,72 +374,3 @@ def decision_label(action) -> str:
     """A playing decision (the hint's) as its button says it: "stand" -> "Stand"."""
     label = _BUTTON_LABELS.get(action)
     return str(label) if label is not None else str(action or "").capitalize()
-
-
-@register.simple_tag
-def version_inputs(version: int) -> str:
-    """Every sending form's hidden `v` (the one region each version changes: built here, not by a loop in
-    the template, for what a template loop costs)."""
-    return format_html_join(
-        "", '<input type="hidden" name="v" value="{}" form="{}">', ((version, form) for form in WS_FORMS)
-    )
-
-
-@register.simple_tag
-def events_shown() -> int:
-    """How many lines the event log shows (the page drops older ones as new lines come)."""
-    return EVENTS_SHOWN
-
-
-@register.simple_tag
-def play_buttons() -> tuple[tuple[str, str, str], ...]:
-    return PLAY_BUTTONS
-
-
-@register.simple_tag(takes_context=True)
-def seat_markup(context, seat: dict, you: dict | None, table: dict) -> str:
-    """One seat of `live.html#seats` as the viewer `you` sees it.
-
-    The markup depends on the version's table and on two facts about the viewer alone: whether they sit
-    there (`mine`) and, for an empty seat, what it offers them (`sit`). When the context carries the
-    version's shared view part (`shared`, from `blackjack.rendering`), each variant is rendered once per
-    version and kept with it (a seated player's hands once per seat, for both variants), so a table's viewers
-    share their seats' markup instead of rendering it each. The partials are given nothing else of the
-    viewer's, so no variant can carry another viewer's controls."""
-    mine = is_mine(seat, you)
-    sit = sit_offer(you, seat)
-    shared = context.get("shared")
-
-    def kept(key: tuple, render):  # markup is kept per language: viewers of a version may differ in theirs
-        return render() if shared is None else shared.keep((*key, get_language()), render)
-
-    def hands() -> str:
-        return get_template(f"{LIVE_TEMPLATE}#seat_hands").render({"seat": seat, "t": table})
-
-    def render() -> str:
-        hands_html = kept(("seat_hands", seat["seat"]), hands) if seat.get("player") else ""
-        variant = {"seat": seat, "mine": mine, "sit": sit, "t": table, "hands": hands_html}
-        return get_template(f"{LIVE_TEMPLATE}#seat").render(variant)
-
-    return kept(("seat", seat["seat"], mine, sit), render)
-
-
-@register.simple_tag(takes_context=True)
-def table_part(context, name: str) -> str:
-    """The partial `name` of `live.html`, rendered with the version's table (`t`) alone: the
-    same for every viewer, so kept once per version when the context carries its shared part (`shared`)."""
-    view = context["view"]
-
-    def render() -> str:
-        return get_template(f"{LIVE_TEMPLATE}#{name}").render({"t": view["table"]})
-
-    shared = context.get("shared")
-    return render() if shared is None else shared.keep(("table_part", name, get_language()), render)
-
-
-def sit_offer(you: dict | None, seat: dict) -> str:
-    """What `seat` offers the viewer: if empty, "take" (another seat beside theirs) or "sit"; else nothing."""
-    you = you or {}
-    if seat.get("player") or not you.get("can_sit"):
-        return ""
-    return "take" if you.get("seats") else "sit"

@@ -4,12 +4,12 @@ insurance". The server refuses them anyway (insufficient_chips): the view only s
 fail."""
 
 import pytest
-from django.template.loader import render_to_string
 
 from accounts.models import Wallet
 from blackjack.engine.round import RoundState
 from blackjack.engine.strategy import recommend
 from blackjack.models import Round
+from blackjack.rendering import region
 from blackjack.viewmodel import build_table_view
 from tests.blackjack.test_viewmodel import deal_round, make_table
 
@@ -72,7 +72,7 @@ def test_take_insurance_is_disabled_when_the_balance_cannot_cover_it(django_user
     set_balance(alice, balance)
     view = build_table_view(table_id=table.pk, user=alice)
     assert "insurance" in view["you"]["allowed"]  # declining stays possible whatever the balance
-    html = render_to_string("blackjack/partials/live.html", {"view": view, "user": alice})
+    html = str(region("page", {"view": view, "user": alice}))
     button = html.split('id="insurance-yes"', 1)[1].split(">", 1)[0]
     assert ("disabled" in button) is disabled
     assert "disabled" not in html.split('id="insurance-no"', 1)[1].split(">", 1)[0]

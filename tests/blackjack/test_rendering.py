@@ -10,13 +10,11 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
-from django.template.loader import get_template, render_to_string
 from django.utils import timezone
 
-from blackjack import services
+from blackjack import rendering, services
 from blackjack.engine.strategy import basic_strategy
-from blackjack.rendering import BALANCE_REGIONS, LIVE_TEMPLATE, REGIONS, Page, live_html
-from blackjack.templatetags import table_ui
+from blackjack.rendering import BALANCE_REGIONS, LIVE_TEMPLATE, REGIONS, Page, live_html, region
 from blackjack.viewmodel import frame_at, read_shared, view_of, viewer_view
 from tests.blackjack.test_viewmodel import FRONT, deal_round, make_table, users  # noqa: F401  (fixture)
 from tools.loadtest import page as browser
@@ -26,15 +24,15 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_regions_are_those_the_template_sends():
-    template = Path(get_template(LIVE_TEMPLATE).origin.name).read_text()
-    last_line = template.strip().splitlines()[-1]
-    assert re.findall(r"{% partial (\w+) %}", last_line) == list(REGIONS)
+    template = (Path(rendering.__file__).parent / "jinja2" / LIVE_TEMPLATE).read_text()
+    whole = template[template.index("{% macro page(") :].splitlines()[1]
+    assert re.findall(r"{{ (\w+)\(", whole) == list(REGIONS)
 
 
 def _whole(found, user, error=None) -> str:
     """The viewer's regions as the table page renders them: the whole template, nothing kept."""
     context = {"view": found.view, "user": user, "error": error}
-    return "".join(render_to_string(f"{LIVE_TEMPLATE}#{region}", context) for region in REGIONS)
+    return "".join(str(region(name, context)) for name in REGIONS)
 
 
 def test_a_fresh_page_gets_every_region_as_the_whole_context_renders_it(users):  # noqa: F811
@@ -184,28 +182,19 @@ def test_viewers_of_one_version_share_its_renderings(users, monkeypatch):  # noq
     sees alike are rendered once for all of them."""
     table = make_table(seats=4, seats_per_player=2)
     deal_round(table, {1: users[0], 3: users[1]}, FRONT)
+    rendering._bet_picker.cache_clear()
     rendered = []
-    get_template = table_ui.get_template
-    monkeypatch.setattr(table_ui, "get_template", lambda name: rendered.append(name) or get_template(name))
-    regions = []
-    render = render_to_string
-
-    def counting(name, context=None, *args, **kwargs):
-        regions.append(name)
-        return render(name, context, *args, **kwargs)
-
-    monkeypatch.setattr("blackjack.rendering.render_to_string", counting)
+    macro = rendering.FRAGMENTS.macro
+    monkeypatch.setattr(rendering.FRAGMENTS, "macro", lambda name: rendered.append(name) or macro(name))
     shared = read_shared(table.pk)
     viewers = (users[0], users[1], users[2], AnonymousUser(), AnonymousUser())
     messages = [live_html(view_of(shared, viewer), user=viewer, page=Page()) for viewer in viewers]
-    hands = [name for name in rendered if name.endswith("#seat_hands")]
-    assert len(hands) == 2  # one per seated player, for every viewer
-    for part in ("bet_picker",):
-        assert rendered.count(f"{LIVE_TEMPLATE}#{part}") == 1
-    for region in ("dealer", "event_log", "shoe_info", "table_version"):
-        assert regions.count(f"{LIVE_TEMPLATE}#{region}") == 1
+    assert rendered.count("seat_hands") == 2  # one per seated player, for every viewer
+    assert rendered.count("bet_picker") == 1  # a function of the limits alone
+    for name in ("dealer", "event_log", "shoe_info", "table_version"):
+        assert rendered.count(name) == 1
     # the two anonymous viewers share everything: one rendering each of their status and controls
-    assert regions.count(f"{LIVE_TEMPLATE}#controls") == 4
+    assert rendered.count("controls") == 4
     kept = {key for key in shared._kept if key[0] == "seat"}
     assert {  # each kept in the viewers' language
         ("seat", 1, True, "", "en"),

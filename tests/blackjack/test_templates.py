@@ -13,9 +13,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from blackjack.rendering import region
 from blackjack.templatetags import table_ui
 
-LIVE = "blackjack/partials/live.html"
 LIVE_IDS = {
     "table-version",
     "table-status",
@@ -224,7 +224,7 @@ def spectator(view):
 
 def render_live(view=None, *, user=None, error=None):
     context = {"view": view, "user": user if user is not None else LoggedIn(), "error": error}
-    return parse(render_to_string(LIVE, context))
+    return parse(str(region("page", context)))
 
 
 def by_id(root, element_id):
@@ -254,9 +254,7 @@ def test_every_id_in_the_fragment_is_unique_and_non_empty():
 
 
 def test_refusal_alone_renders_only_the_flash():
-    html = render_to_string(
-        f"{LIVE}#flash", {"error": {"code": "not_your_turn", "message": "Wait <your> turn."}}
-    )
+    html = str(region("flash", {"error": {"code": "not_your_turn", "message": "Wait <your> turn."}}))
     root = parse(html)
     assert [node.attrs["id"] for node in root.children] == ["flash"]
     assert "Wait &lt;your&gt; turn." in html
@@ -562,7 +560,7 @@ def test_player_text_is_escaped_everywhere():
     view = playing_view()
     view["table"]["seats"][4]["display_name"] = "<img src=x onerror=alert(1)>"
     view["table"]["events"][0]["text"] = "<b>bold</b>"
-    html = render_to_string(LIVE, {"view": view, "user": LoggedIn()})
+    html = str(region("page", {"view": view, "user": LoggedIn()}))
     assert "<img src=x" not in html
     assert "<b>bold" not in html
 
@@ -704,9 +702,9 @@ def test_the_result_banner_sums_the_viewers_round(hands, insurance, banner):
 
 def test_no_banner_for_a_spectator_or_before_the_settlement():
     view = playing_view()
-    assert "round-banner" not in render_to_string(LIVE, {"view": view, "user": LoggedIn()})
+    assert "round-banner" not in region("page", {"view": view, "user": LoggedIn()})
     view["table"] |= {"phase": "settled", "turn": None}
     view["table"]["seats"][1] = seat(
         2, "alice", hands=[hand(["Td", "9c"], total=19, result="win", payout=200)]
     )
-    assert "round-banner" not in render_to_string(LIVE, {"view": spectator(view), "user": AnonymousUser()})
+    assert "round-banner" not in region("page", {"view": spectator(view), "user": AnonymousUser()})

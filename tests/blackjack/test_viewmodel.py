@@ -11,12 +11,12 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.db.models import F
-from django.template.loader import render_to_string
 from django.utils import timezone
 
 from blackjack.engine import RuleSet, apply, new_deck_order, new_round
 from blackjack.engine.rules import PRESETS
 from blackjack.models import Phase, Round, RulePreset, Seat, Shoe, Table, TableEvent
+from blackjack.rendering import region
 from blackjack.viewmodel import (
     TableUnavailable,
     build_table_view,
@@ -419,9 +419,7 @@ def test_view_building_benchmark(users):
         "each further viewer": per_view(lambda: build_table_view(table_id=table.pk, user=users[1])),
         "spectator": per_view(lambda: build_table_view(table_id=table.pk, user=AnonymousUser())),
         "JSON encoding": per_view(lambda: json.dumps(view)),
-        "HTML rendering (live.html)": per_view(
-            lambda: render_to_string("blackjack/partials/live.html", {"view": view, "user": users[1]})
-        ),
+        "HTML rendering (live.jinja)": per_view(lambda: region("page", {"view": view, "user": users[1]})),
         "further viewer, new connection": per_view(
             lambda: (connection.close(), build_table_view(table_id=table.pk, user=users[1]))
         ),

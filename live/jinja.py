@@ -1,0 +1,79 @@
+"""Jinja2 environments for the games' live fragments, with Django's translations.
+
+A live table renders its out-of-band regions for every version it plays, and for each variant of its
+viewers; Django's template language spent about twice the CPU of Jinja2 on the same markup
+(docs/benchmarks.md, "Browser viewers"), so those fragments are Jinja2 templates while the pages stay in
+Django's language. Each game builds its own environment with its own filters (no registry shared between
+games); each region is a macro of the game's template, called with the inputs it is a function of.
+
+The strings are Django's: `gettext` and friends of the active language (the request's or the connection's),
+collected into the catalogue by `make messages` (`cardroom`'s `makemessages` reads `.jinja` files too).
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.contrib.humanize.templatetags.humanize import intcomma
+from django.template.defaultfilters import capfirst
+from django.urls import reverse
+from django.utils.translation import gettext, ngettext, npgettext, pgettext
+from jinja2 import Environment, FileSystemLoader
+from jinja2.runtime import Macro
+from markupsafe import Markup
+
+from cards.faces import card_face
+from live.templatetags.live_ui import clock, iso, seconds_left
+
+
+def url(name: str, *args: Any) -> str:
+    """The path of the URL pattern `name` with positional `args` (Django's `{% url %}`)."""
+    return reverse(name, args=args)
+
+
+def environment(
+    directory: Path, *, filters: dict[str, Callable[..., Any]], globals: dict[str, Any]
+) -> Environment:
+    """An environment for the templates under `directory`: autoescaped, Django's translations (`_`,
+    `pgettext`, `{% trans %}`), the filters every game's tables share and the game's own `filters` and
+    `globals`."""
+    env = Environment(
+        loader=FileSystemLoader(directory),
+        autoescape=True,
+        auto_reload=False,
+        extensions=["jinja2.ext.i18n"],
+    )
+    # added to the environment by the i18n extension
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext, ngettext, newstyle=False, pgettext=pgettext, npgettext=npgettext
+    )
+    env.filters.update(
+        intcomma=intcomma,
+        capfirst=capfirst,
+        card_face=card_face,
+        clock=clock,
+        iso=iso,
+        seconds_left=seconds_left,
+        **filters,
+    )
+    env.globals.update(url=url, **globals)
+    return env
+
+
+class Fragments:
+    """The macros of one template: `render(name, context)` calls the macro `name` with the entries of
+    `context` it takes (by their names)."""
+
+    def __init__(self, env: Environment, template: str) -> None:
+        self.env, self.template = env, template
+        self._module: Any = None
+
+    def macro(self, name: str) -> Macro:
+        if self._module is None:  # built at first use, once the translations are set up
+            self._module = self.env.get_template(self.template).module
+        return getattr(self._module, name)
+
+    def render(self, name: str, context: dict[str, Any]) -> Markup:
+        macro = self.macro(name)
+        arguments = {argument: context[argument] for argument in macro.arguments if argument in context}
+        return Markup(macro(**arguments))
