@@ -1,4 +1,4 @@
-"""The live table as HTML fragments for one viewer (`blackjack/partials/live.html`, swapped out of band).
+"""The live table as HTML fragments for one viewer (macros of `blackjack/live.jinja`), swapped out of band.
 
 A viewer's page is a set of regions (the version's number, the status strip, each seat, the controls, the
 dealer, the event log, the shoe, the header's balance, the flash message). Each region is a function of a
@@ -291,6 +291,16 @@ def seat_markup(shared, seat: dict, you: dict | None, table: dict) -> Markup:
     return kept(("seat", seat["seat"], mine, sit), render)
 
 
+def card(code: str | None) -> Markup:
+    """A card's face (None: its back), the same for every viewer: made once per card and language."""
+    return _card(code, get_language())
+
+
+@lru_cache(maxsize=256)
+def _card(code: str | None, language: str) -> Markup:
+    return FRAGMENTS.macro("face")(code)
+
+
 def bet_picker(table: dict) -> Markup:
     """The bet box's picker: a function of the table's limits (and the language) alone."""
     return _bet_picker(table["min_bet"], table["max_bet"], get_language())
@@ -340,6 +350,7 @@ FRAGMENTS = Fragments(
             )
         },
         globals={
+            "card": card,
             "seat_markup": seat_markup,
             "bet_picker_of": bet_picker,
             "ws_forms": table_ui.WS_FORMS,

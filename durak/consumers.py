@@ -5,7 +5,7 @@ The site's consumer pipeline (`live.consumer.TableConsumer`: connect, rate limit
 the owner's route, presence, chat and reactions, one refusal message, a clean close whatever happens) with
 Durak's hooks: its protocol's fields (`durak.protocol`), its way to a table's owner (`durak.remote`), and each
 viewer's own view of a version (`durak.view.table_view`: a player never receives another's hand or the
-talon's order), as JSON or the regions of `durak/partials/live.html` (`durak.rendering`: what all viewers
+talon's order), as JSON or the regions of `durak/live.jinja` (`durak.rendering`: what all viewers
 see alike rendered once a version).
 """
 
@@ -14,7 +14,7 @@ import json
 from durak import protocol, refusals, services
 from durak.models import GAME
 from durak.remote import DurakRoute
-from durak.rendering import LIVE_TEMPLATE, live_html
+from durak.rendering import live_html, region
 from durak.table import Table
 from durak.view import table_view
 from live.consumer import TableConsumer, Unavailable
@@ -25,7 +25,9 @@ class DurakConsumer(TableConsumer):
     game = GAME
     route = DurakRoute
     fields = protocol.FIELDS
-    error_template = f"{LIVE_TEMPLATE}#error"
+
+    def error_html(self, error: dict[str, str]) -> str:
+        return str(region("error_line", {"error": error}))
 
     def visible(self, table_id: int, user, token: str | None) -> None:
         if services.visible_table(table_id, user=user, token=token) is None:

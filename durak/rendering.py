@@ -1,5 +1,5 @@
-"""The live Durak table as HTML fragments for one viewer (`durak/partials/live.html`, swapped out-of-band by
-htmx).
+"""The live Durak table as HTML fragments for one viewer (the macros of `durak/jinja2/durak/live.jinja`,
+swapped out-of-band by htmx).
 
 A version's board (the trump, the talon, the bout's pairs, the last move) is the same for every viewer, and so
 is each seat but for its "you" mark: these partials are rendered once per version, from the spectator's view
@@ -14,16 +14,21 @@ recently asked for dropped first.
 
 import threading
 from collections import OrderedDict
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from django.template.loader import render_to_string
+from django.template.defaultfilters import floatformat, truncatechars
 from django.utils import translation
-from django.utils.safestring import SafeString
+from django.utils.translation import get_language
+from markupsafe import Markup
 
 from durak.table import Table
+from durak.templatetags import durak_ui
 from durak.view import table_view
+from live.jinja import Fragments, environment
 
-LIVE_TEMPLATE = "durak/partials/live.html"
+LIVE_TEMPLATE = "durak/live.jinja"
 #: How many tables' kept fragments this process holds (each: one version's board and seats).
 KEPT_TABLES = 1024
 
@@ -34,7 +39,7 @@ class Kept:
     def __init__(self, table: Table) -> None:
         self.table = table
         self._view: dict[str, Any] | None = None
-        self._fragments: dict[tuple, SafeString] = {}
+        self._fragments: dict[tuple, Markup] = {}
 
     @property
     def view(self) -> dict[str, Any]:
@@ -43,19 +48,19 @@ class Kept:
             self._view = table_view(self.table, None)
         return self._view
 
-    def _render(self, key: tuple, partial: str, **extra: Any) -> SafeString:
+    def _render(self, key: tuple, macro: str, **extra: Any) -> Markup:
         key = (*key, translation.get_language())  # each language's viewers get their own words
         if key not in self._fragments:
             view = self.view
             context = {"view": view, "t": view["table"], "g": view["game"], **extra}
-            self._fragments[key] = render_to_string(f"{LIVE_TEMPLATE}#{partial}", context)
+            self._fragments[key] = FRAGMENTS.render(macro, context)
         return self._fragments[key]
 
     @property
-    def board(self) -> SafeString:
+    def board(self) -> Markup:
         return self._render(("board",), "board")
 
-    def seat(self, number: int, you: bool) -> SafeString:
+    def seat(self, number: int, you: bool) -> Markup:
         """Seat `number` as its own player sees it (`you`) or as everyone else does."""
         return self._render(("seat", number, you), "seat", s={**self.view["seats"][number], "you": you})
 
@@ -78,4 +83,49 @@ def kept(table: Table) -> Kept:
 
 def live_html(table: Table, view: dict[str, Any], error: dict[str, str] | None = None) -> str:
     """Every region of the live table for the viewer whose view of `table` is `view` (with `error`)."""
-    return render_to_string(LIVE_TEMPLATE, {"view": view, "oob": True, "error": error, "kept": kept(table)})
+    return str(FRAGMENTS.render("page", {"view": view, "error": error, "kept": kept(table)}))
+
+
+def region(name: str, context: dict[str, Any]) -> Markup:
+    """The region (or part) `name` of the live template for `context`: `page` is every region of a `view`."""
+    return FRAGMENTS.render(name, context)
+
+
+def card(code: str | None) -> Markup:
+    """A card's face (None: its back), the same for every viewer: made once per card and language."""
+    return _card(code, get_language())
+
+
+@lru_cache(maxsize=256)
+def _card(code: str | None, language: str) -> Markup:
+    return FRAGMENTS.macro("face")(code)
+
+
+FRAGMENTS = Fragments(
+    environment(
+        Path(__file__).resolve().parent / "jinja2",
+        filters={
+            "floatformat": floatformat,
+            "truncatechars": truncatechars,
+            **{
+                name: getattr(durak_ui, name)
+                for name in (
+                    "action_json",
+                    "action_label",
+                    "backs",
+                    "card_moves",
+                    "choices",
+                    "last_move",
+                    "player_name",
+                    "rank_label",
+                    "rating_change",
+                    "seat_name",
+                    "seconds_left",
+                    "signed",
+                )
+            },
+        },
+        globals={"card": card},
+    ),
+    LIVE_TEMPLATE,
+)

@@ -31,13 +31,25 @@ def url(name: str, *args: Any) -> str:
     return reverse(name, args=args)
 
 
+class _Environment(Environment):
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """`a.b` of a dict is its item (as in Django's templates): the views are dicts, on which the attribute
+        Jinja2 looks for first is never there."""
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
 def environment(
     directory: Path, *, filters: dict[str, Callable[..., Any]], globals: dict[str, Any]
 ) -> Environment:
     """An environment for the templates under `directory`: autoescaped, Django's translations (`_`,
     `pgettext`, `{% trans %}`), the filters every game's tables share and the game's own `filters` and
     `globals`."""
-    env = Environment(
+    env = _Environment(
         loader=FileSystemLoader(directory),
         autoescape=True,
         auto_reload=False,
@@ -47,16 +59,16 @@ def environment(
     env.install_gettext_callables(  # type: ignore[attr-defined]
         gettext, ngettext, newstyle=False, pgettext=pgettext, npgettext=npgettext
     )
-    env.filters.update(
-        intcomma=intcomma,
-        capfirst=capfirst,
-        card_face=card_face,
-        clock=clock,
-        iso=iso,
-        seconds_left=seconds_left,
-        **filters,
-    )
-    env.globals.update(url=url, **globals)
+    shared = {
+        "intcomma": intcomma,
+        "capfirst": capfirst,
+        "card_face": card_face,
+        "clock": clock,
+        "iso": iso,
+        "seconds_left": seconds_left,
+    }
+    env.filters.update(shared | filters)  # a game's own filter of a shared name is the one it gets
+    env.globals.update({"url": url} | globals)
     return env
 
 

@@ -1,11 +1,10 @@
-"""Template helpers of the Durak pages: labels and the JSON each button sends. No rules here: what may be
-played comes from the engine's `allowed` list in the view."""
+"""Template helpers of the Durak pages, and the live table's (`durak.rendering` hands those to its Jinja2
+macros): labels and the JSON each button sends. No rules here: what may be played comes from the engine's
+`allowed` list in the view."""
 
-import functools
 import json
 
 from django import template
-from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html, format_html_join
@@ -24,7 +23,6 @@ def _short(card: str) -> str:
     return f"{face['rank']}{face['suit']}"
 
 
-@register.filter
 def action_label(action: dict, taking: bool = False) -> str:
     """A move's button, in the words players say at the table: "Done" is "Бито" in Russian when it ends a bout
     of beaten cards, and "Пас" while the defender takes (`taking`: nothing more to throw in)."""
@@ -137,13 +135,11 @@ def replay_step(step: dict) -> str:
     return format_html_join(" · ", "{}", ((part,) for part in parts))
 
 
-@register.filter
 def action_json(action: dict) -> str:
     """The message a button sends for this engine action (the server fills in the seat)."""
     return json.dumps({key: value for key, value in action.items() if key != "player"})
 
 
-@register.filter
 def card_moves(game: dict) -> list[dict]:
     """The viewer's hand (by suit, trumps last, each suit by rank), each card with the one action it plays
     when clicked (None: no single action; the buttons below the hand list every choice)."""
@@ -159,7 +155,6 @@ def card_moves(game: dict) -> list[dict]:
     return moves
 
 
-@register.filter
 def choices(game: dict) -> list[dict]:
     """The actions shown as buttons: take and done, and every move of a card that has more than one."""
     allowed = game.get("allowed") or []
@@ -170,7 +165,6 @@ def choices(game: dict) -> list[dict]:
     return [action for action in allowed if "card" not in action or per_card[action["card"]] > 1]
 
 
-@register.filter
 def seconds_left(deadline: str | None) -> int:
     moment = parse_datetime(deadline) if deadline else None
     if moment is None:
@@ -178,21 +172,18 @@ def seconds_left(deadline: str | None) -> int:
     return max(0, round((moment - timezone.now()).total_seconds()))
 
 
-@register.filter
 def seat_name(view: dict, seat) -> str:
     if seat is None:
         return ""
     return view["seats"][seat]["name"]
 
 
-@register.filter
 def player_name(game: dict, seat) -> str:
     """The name of the player the game dealt `seat` to (one who left since is named as such)."""
     names = game.get("names") or []
     return names[seat] if seat is not None and 0 <= seat < len(names) else ""
 
 
-@register.filter
 def last_move(view: dict) -> str:
     """The game's last move in words: "Bob beats 7♥ with 9♥", "Bot 2 takes", and when a player's move was
     made for them, why (nothing to add, their time ran out, or they left and the bot plays)."""
@@ -229,26 +220,11 @@ def last_move(view: dict) -> str:
     return gettext("%(move)s.") % {"move": text}
 
 
-@register.filter
-@functools.lru_cache(maxsize=64)
-def card_html(card: str) -> str:
-    """A card's face (the `card` partial of the live table), rendered once per card in this process."""
-    return render_to_string("durak/partials/live.html#card", {"card": card})
-
-
-@register.filter
-def seat_html(kept, seat: dict) -> str:
-    """The seat's markup as this viewer sees it, rendered once a version (`durak.rendering.Kept`)."""
-    return kept.seat(seat["seat"], seat["you"])
-
-
-@register.filter
 def backs(count) -> range:
     """The card backs drawn for an opponent's hand: one a card, at most eight (the count says the rest)."""
     return range(min(int(count or 0), 8))
 
 
-@register.filter
 def rank_label(rank: str) -> str:
     """A rank as players write it: "T" -> "10"."""
     return RANK_LABELS.get(rank, rank)
@@ -261,7 +237,6 @@ def option_label(value: str) -> str:
     return str(label) if label is not None else words(value)
 
 
-@register.filter
 def words(value: str) -> str:
     """An option's name as words: "all_sides" -> "all sides"."""
     return str(value).replace("_", " ")
@@ -276,7 +251,6 @@ def signed(value) -> str:
     return f"+{number:,}" if number > 0 else f"-{-number:,}"
 
 
-@register.filter
 def rating_change(rating: dict) -> str:
     """A rating's change in a game to a tenth, signed: "+12.4", "-8.0", "±0.0"."""
     change = round(rating["after"] - rating["before"], 1)

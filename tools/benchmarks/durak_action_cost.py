@@ -10,7 +10,7 @@ applied as the player's command through the table's actor (`durak.actor.DurakAct
 reaches it); between games each player says ready, the last ready deals. After every committed version each
 viewer's message is built as the consumers of the process build it (`DurakConsumer.encode` of the version the
 fan-out hands them): the four players and one spectator, in JSON (bots) or, with `--format html`, as the
-browser's fragments of `durak/partials/live.html`.
+browser's fragments of `durak/live.jinja`.
 Prints the milliseconds of CPU and the SQL statements per action, split into the action itself and the views,
 and on a local PostgreSQL the CPU its backend process spent serving them. The deals are seeded (`--seed`), so
 two runs play the same games. Uses DATABASE_URL (SQLite by default, a throw-away file; a PostgreSQL database
@@ -94,6 +94,7 @@ def main() -> None:
         consumer = DurakConsumer()
         consumer.user = user
         consumer.json_format = args.format == "json"
+        consumer.setup({})  # what its connection holds of the page, as the consumer keeps it
         return consumer
 
     viewers = [viewer(user) for user in users] + [viewer(AnonymousUser())]

@@ -1,8 +1,8 @@
 """The load test's two wire formats: what a bot reads from a server message and what it sends.
 
 `JsonFormat` is the bots' own protocol (`?format=json&log=off`). `HtmlFormat` is the browser's: the socket the
-table page opens (no `format`), whose every message is out-of-band fragments of `tables/partials/live.html`,
-and whose frames are the page's forms as htmx's websocket extension sends them (form values as strings and a
+table page opens (no `format`), whose every message is out-of-band fragments of `blackjack/live.jinja`, and
+whose frames are the page's forms as htmx's websocket extension sends them (form values as strings and a
 `HEADERS` object). A browser bot acts only on what the page shows: `read_page` turns the fragments into the
 few fields of a JSON `state` that the bot's policy (`tools.loadtest.bot.next_action`) reads, taken from the
 regions' data attributes, classes, badges and enabled buttons; so a bot that plays from it proves that the

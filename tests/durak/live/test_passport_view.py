@@ -4,11 +4,10 @@ seat shows its own passport, a seat outside the match none), during the game and
 from dataclasses import replace
 
 import pytest
-from django.template.loader import render_to_string
 from django.urls import reverse
 
 from durak import actor as durak_actor
-from durak.consumers import LIVE_TEMPLATE
+from durak.rendering import region
 from durak.table import Sit
 from durak.view import table_view
 from tests.durak.live.conftest import play_out, seat_and_start
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 def rendered(table, user_id) -> str:
-    return render_to_string(LIVE_TEMPLATE, {"view": table_view(table, user_id), "oob": True})
+    return str(region("page", {"view": table_view(table, user_id)}))
 
 
 def test_a_passport_table_with_an_empty_seat_and_a_player_sitting_out_renders(

@@ -6,12 +6,10 @@ from dataclasses import replace
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
-from django.template.loader import render_to_string
 from django.utils import timezone
 
 from durak import bot, rendering
 from durak.consumers import DurakConsumer
-from durak.rendering import LIVE_TEMPLATE
 from durak.table import PLAYING, Act, Ready
 from durak.view import table_view
 from tests.durak.live.conftest import seat_and_start
@@ -35,7 +33,7 @@ def consumer(user, *, json_format=False) -> DurakConsumer:
 def whole(table, user, error=None) -> str:
     """The viewer's page as the table page renders it: the whole template, nothing kept."""
     user_id = user.pk if user.is_authenticated else None
-    return render_to_string(LIVE_TEMPLATE, {"view": table_view(table, user_id), "oob": True, "error": error})
+    return str(rendering.region("page", {"view": table_view(table, user_id), "error": error}))
 
 
 def versions(actor, *, games: int):
@@ -81,19 +79,19 @@ def test_the_board_is_rendered_once_a_version_and_each_seat_once_a_variant(open_
     table = open_durak(seats=4)
     actor = seat_and_start(table, *players)
     rendered = []
-    render = rendering.render_to_string
+    render = rendering.FRAGMENTS.render
     monkeypatch.setattr(
-        rendering, "render_to_string", lambda name, context: rendered.append(name) or render(name, context)
+        rendering.FRAGMENTS, "render", lambda name, context: rendered.append(name) or render(name, context)
     )
     viewers = [consumer(user) for user in (*players, AnonymousUser())]
     for shared in list(versions(actor, games=1))[-3:]:
         rendered.clear()
         for viewer in viewers:
             viewer.encode(shared)
-        assert rendered.count(f"{LIVE_TEMPLATE}#board") == 1
+        assert rendered.count("board") == 1
         # each seat as its player sees it, and as the other three and the spectator do
-        assert rendered.count(f"{LIVE_TEMPLATE}#seat") == 2 * len(players)
-        assert rendered.count(LIVE_TEMPLATE) == len(viewers)  # the viewer's own regions
+        assert rendered.count("seat") == 2 * len(players)
+        assert rendered.count("page") == len(viewers)  # the viewer's own regions
 
 
 def test_a_table_read_again_is_not_taken_for_the_kept_one(open_durak, players):

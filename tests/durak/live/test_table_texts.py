@@ -4,11 +4,10 @@ game, no "None card" for a seat without cards, and a leave that asks first."""
 import re
 
 import pytest
-from django.template.loader import render_to_string
 
 from accounts.audit import audit_ledger
 from durak import bot
-from durak.consumers import LIVE_TEMPLATE
+from durak.rendering import region
 from durak.table import Act, Leave
 from durak.view import table_view
 from tests.durak.live.conftest import play_out, seat_and_start
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 def rendered(table, user_id) -> str:
-    return render_to_string(LIVE_TEMPLATE, {"view": table_view(table, user_id), "oob": True})
+    return str(region("page", {"view": table_view(table, user_id)}))
 
 
 def text_of(html: str) -> str:
