@@ -285,8 +285,10 @@ def seat_markup(shared, seat: dict, you: dict | None, table: dict) -> Markup:
     def render() -> Markup:
         hands = Markup("")
         if seat.get("player"):
-            hands = kept(("seat_hands", seat["seat"]), lambda: FRAGMENTS.macro("seat_hands")(seat, table))
-        return FRAGMENTS.macro("seat")(seat, mine, sit, table, hands)
+            hands = kept(
+                ("seat_hands", seat["seat"]), lambda: Markup(FRAGMENTS.macro("seat_hands")(seat, table))
+            )
+        return Markup(FRAGMENTS.macro("seat")(seat, mine, sit, table, hands))
 
     return kept(("seat", seat["seat"], mine, sit), render)
 
@@ -298,7 +300,7 @@ def card(code: str | None) -> Markup:
 
 @lru_cache(maxsize=256)
 def _card(code: str | None, language: str) -> Markup:
-    return FRAGMENTS.macro("face")(code)
+    return Markup(FRAGMENTS.macro("face")(code))
 
 
 def bet_picker(table: dict) -> Markup:
@@ -308,7 +310,7 @@ def bet_picker(table: dict) -> Markup:
 
 @lru_cache(maxsize=256)
 def _bet_picker(min_bet: int, max_bet: int, language: str) -> Markup:
-    return FRAGMENTS.macro("bet_picker")({"min_bet": min_bet, "max_bet": max_bet})
+    return Markup(FRAGMENTS.macro("bet_picker")({"min_bet": min_bet, "max_bet": max_bet}))
 
 
 def _sit_offer(you: dict | None, seat: dict) -> str:

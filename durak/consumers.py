@@ -42,7 +42,7 @@ class DurakConsumer(TableConsumer):
         view = table_view(shared, self.user.pk if self.user.is_authenticated else None)
         if self.json_format:
             return json.dumps(view)
-        return self.held.changed(live_html(shared, view, error), always=("durak-error",) if error else ())
+        return live_html(shared, view, error, self.held)
 
     def refusal_text(self, code: str, message: str) -> str:
         return refusals.translated(code, message)

@@ -14,10 +14,12 @@ recently asked for dropped first.
 
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.template.defaultfilters import floatformat, truncatechars
 from django.utils import translation
 from django.utils.translation import get_language
@@ -27,6 +29,7 @@ from durak.table import Table
 from durak.templatetags import durak_ui
 from durak.view import table_view
 from live.jinja import Fragments, environment
+from live.regions import Held
 
 LIVE_TEMPLATE = "durak/live.jinja"
 #: How many tables' kept fragments this process holds (each: one version's board and seats).
@@ -81,9 +84,39 @@ def kept(table: Table) -> Kept:
         return found
 
 
-def live_html(table: Table, view: dict[str, Any], error: dict[str, str] | None = None) -> str:
-    """Every region of the live table for the viewer whose view of `table` is `view` (with `error`)."""
-    return str(FRAGMENTS.render("page", {"view": view, "error": error, "kept": kept(table)}))
+def live_html(
+    table: Table, view: dict[str, Any], error: dict[str, str] | None = None, held: Held | None = None
+) -> str:
+    """Every region of the live table for the viewer whose view of `table` is `view` (with `error`); with
+    `held`, the page of the connection the message is then sent on, only the regions it does not hold alike
+    (the error's always, when there is one), which it then holds. A region keyed by its inputs (the hand, the
+    controls) that the page holds from the same inputs is not even rendered again."""
+    keys = region_keys(view)
+    made = {}
+    if held is not None:
+        for name, key in keys.items():
+            markup = held.markup(name, key)
+            if markup is not None:
+                made[name] = Markup(markup)
+    message = str(FRAGMENTS.render("page", {"view": view, "error": error, "kept": kept(table), "made": made}))
+    if held is None:
+        return message
+    return held.changed(message, always=("durak-error",) if error else (), keys=keys)
+
+
+def region_keys(view: dict[str, Any]) -> dict[str, Hashable]:
+    """The inputs of the viewer's hand and controls: all of each one's markup is a function of them."""
+    table, game, you = view["table"], view["game"] or {}, view["you"]
+    moves = [bool(game), game.get("allowed"), game.get("taking")]
+    language = translation.get_language()
+    return {
+        "durak-hand": _json([*moves, you["seat"], game.get("hand"), game.get("trump"), language]),
+        "durak-controls": _json([*moves, you, table["status"], table["free"], language]),
+    }
+
+
+def _json(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 def region(name: str, context: dict[str, Any]) -> Markup:
@@ -98,7 +131,7 @@ def card(code: str | None) -> Markup:
 
 @lru_cache(maxsize=256)
 def _card(code: str | None, language: str) -> Markup:
-    return FRAGMENTS.macro("face")(code)
+    return Markup(FRAGMENTS.macro("face")(code))
 
 
 FRAGMENTS = Fragments(

@@ -339,16 +339,16 @@ def one_sided_flows(*, since: datetime, min_games: int, min_share: float, min_ne
     rows = games.values_list("players", "payouts", "stake", "fool", "finished_at")
     for players, payouts, stake, fool, finished_at in rows.iterator(chunk_size=2000):
         for pair in combinations(sorted({user for user in players if user is not None}), 2):
-            flow = pairs.setdefault(pair, [0, 0, 0, finished_at])
-            flow[0] += 1
-            flow[3] = max(flow[3], finished_at)
+            tally = pairs.setdefault(pair, [0, 0, 0, finished_at])
+            tally[0] += 1
+            tally[3] = max(tally[3], finished_at)
         giver = players[fool] if fool is not None else None
         if giver is None:
             continue  # a draw or a bot's loss: every stake went back
         for taker, payout in zip(players, payouts, strict=True):
             if taker is not None and taker != giver and payout > stake:
-                flow = pairs[(min(giver, taker), max(giver, taker))]
-                flow[1 if taker > giver else 2] += payout - stake
+                tally = pairs[(min(giver, taker), max(giver, taker))]
+                tally[1 if taker > giver else 2] += payout - stake
     flows = []
     for (low, high), (played, to_high, to_low, last) in pairs.items():
         taker, giver, taken, given = (

@@ -17,13 +17,27 @@ from typing import Any
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.template.defaultfilters import capfirst
 from django.urls import reverse
-from django.utils.translation import gettext, ngettext, npgettext, pgettext
+from django.utils.translation import get_language, gettext, ngettext, npgettext, pgettext
 from jinja2 import Environment, FileSystemLoader
 from jinja2.runtime import Macro
 from markupsafe import Markup
 
 from cards.faces import card_face
 from live.templatetags.live_ui import clock, iso, seconds_left
+
+
+def _once(translate: Callable[..., str]) -> Callable[..., str]:
+    """`translate` (of the active language) remembering its answer to each message: called only in one
+    language (`Fragments`), for the template's own constant messages."""
+    answers: dict[tuple, str] = {}
+
+    def translated(*message: str) -> str:
+        found = answers.get(message)
+        if found is None:
+            found = answers[message] = translate(*message)
+        return found
+
+    return translated
 
 
 def url(name: str, *args: Any) -> str:
@@ -74,16 +88,24 @@ def environment(
 
 class Fragments:
     """The macros of one template: `render(name, context)` calls the macro `name` with the entries of
-    `context` it takes (by their names)."""
+    `context` it takes (by their names).
+
+    The template is made into a module per language, whose strings each come from Django's catalogue once:
+    a message of the template is looked up once per process and language, not at every rendering (Django
+    finds the active language anew for each string)."""
 
     def __init__(self, env: Environment, template: str) -> None:
         self.env, self.template = env, template
-        self._module: Any = None
+        self._modules: dict[str | None, Any] = {}
 
     def macro(self, name: str) -> Macro:
-        if self._module is None:  # built at first use, once the translations are set up
-            self._module = self.env.get_template(self.template).module
-        return getattr(self._module, name)
+        language = get_language()
+        module = self._modules.get(language)
+        if module is None:  # made at first use in each language, under it
+            words = {"gettext": _once(gettext), "pgettext": _once(pgettext)}
+            module = self.env.get_template(self.template).make_module({**words, "ngettext": ngettext})
+            self._modules[language] = module
+        return getattr(module, name)
 
     def render(self, name: str, context: dict[str, Any]) -> Markup:
         macro = self.macro(name)

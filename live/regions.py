@@ -4,11 +4,12 @@ regions whose markup changed.
 A game's HTML message is a run of top-level elements, each with an `id` and `hx-swap-oob` (and nothing inside
 them carries `hx-swap-oob`), which htmx swaps into the page by id. `Held` keeps, for one connection, the
 markup of each region as last sent and drops from the next message the regions sent alike before: bytes saved
-on the wire and in the browser's swaps, not in rendering (a game that keys its regions by their inputs, as
-blackjack does, saves that too).
+on the wire and in the browser's swaps; and a region whose inputs (its *key*) are those of the markup held is
+not rendered again (`markup`).
 """
 
 import re
+from collections.abc import Hashable
 
 #: The start of a top-level element of a message: only those carry `hx-swap-oob`.
 SWAPPED = re.compile(r'<[a-zA-Z][\w-]*\s[^>]*?\bhx-swap-oob="')
@@ -27,11 +28,19 @@ class Held:
 
     def __init__(self) -> None:
         self.regions: dict[str, str] = {}
+        self.keys: dict[str, Hashable] = {}  # the inputs of a held region's markup, where the game gave them
 
-    def changed(self, message: str, *, always: tuple[str, ...] = ()) -> str:
-        """`message` without the regions the page holds alike (but those in `always`), recorded as held: call
-        it only for a message that is then sent."""
+    def markup(self, region: str, key: Hashable) -> str | None:
+        """The held markup of `region` if it was made from the same inputs `key`, else None (render it)."""
+        return self.regions.get(region) if region in self.keys and self.keys[region] == key else None
+
+    def changed(
+        self, message: str, *, always: tuple[str, ...] = (), keys: dict[str, Hashable] | None = None
+    ) -> str:
+        """`message` without the regions the page holds alike (but those in `always`), recorded as held with
+        the `keys` of its regions: call it only for a message that is then sent."""
         fresh = not self.regions  # a fresh page gets the whole message, as it is
+        self.keys.update(keys or {})
         parts = []
         for element in swapped(message):
             found = ID.search(element, 0, element.index(">"))
