@@ -238,6 +238,8 @@ PAGE_ORDER = (
     "flash",
     "event-log",
 )
+#: The start of a seat in the seats' list.
+SEAT = '<li id="seat-'
 #: The regions a bot reads.
 READ_REGIONS = ("table-version", "table-status", "dealer", "seats", "controls", "nav-balance")
 #: A message that changes any of these shows the bot a new state.
@@ -354,16 +356,20 @@ class HtmlFormat:
     def __init__(self) -> None:
         self.page = Page()
         self.read: dict[str, tuple[str, _Reader]] = {}  # each region read as it was last
+        self.seats: dict[str, _Reader] = {}  # each seat's markup as read last
 
     def decode(self, text: str) -> list[dict[str, Any]]:
         """The error the message carries, then the state the page now shows if the message changed the table
         (any region but the balance notice's, the chat and reactions). The regions that did not change are
-        not read again."""
+        not read again, nor the seats that did not."""
         touched = self.page.apply(text)
         messages = read_page(self.page.region("flash")) if "flash" in touched else []
         if touched & TABLE_REGIONS:
             readers = []
             for element_id in READ_REGIONS:
+                if element_id == "seats":
+                    readers += self._seats(self.page.region(element_id))
+                    continue
                 html = self.page.region(element_id)
                 held = self.read.get(element_id)
                 if held is None or held[0] is not html:
@@ -371,6 +377,21 @@ class HtmlFormat:
                 readers.append(held[1])
             messages += [message for message in _messages(_merged(readers)) if message["type"] == "state"]
         return messages
+
+    def _seats(self, html: str) -> list[_Reader]:
+        """The seats' list read seat by seat (each `<li id="seat-N">` up to the next), each seat read again
+        only when its markup changed."""
+        readers, seats = [], {}
+        start = html.find(SEAT)
+        while start >= 0:
+            end = html.find(SEAT, start + 1)
+            seat = html[start : end if end >= 0 else html.rindex("</ol>")]
+            reader = self.seats.get(seat) or _Reader(f'<ol id="seats">{seat}</ol>')
+            readers.append(reader)
+            seats[seat] = reader
+            start = end
+        self.seats = seats
+        return readers
 
     @staticmethod
     def encode(action: dict[str, Any], version: int) -> str:
