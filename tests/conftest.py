@@ -215,7 +215,7 @@ def page(browser, live_site):
     """A fresh browser context and page; `page.goto(live_site + "/...")`."""
     context = browser.new_context(base_url=live_site)
     tab = context.new_page()
-    tab.set_default_timeout(10_000)
+    tab.set_default_timeout(20_000)  # beside the slow suite's busiest tests, on 2 cores
     yield tab
     tab.close()
     context.close()

@@ -25,7 +25,7 @@ from tests.browser.table_support import (
 )
 
 pytestmark = [pytest.mark.browser]
-expect.set_options(timeout=10_000)
+expect.set_options(timeout=20_000)  # a slow-suite neighbour may hold both cores
 
 
 def split_and_double(order):

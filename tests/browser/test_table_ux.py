@@ -28,7 +28,7 @@ from tests.browser.table_support import (
 )
 
 pytestmark = [pytest.mark.browser]
-expect.set_options(timeout=10_000)
+expect.set_options(timeout=20_000)  # a slow-suite neighbour may hold both cores
 
 LAPTOP = {"viewport": {"width": 1366, "height": 768}}
 PHONE = {
