@@ -295,12 +295,7 @@ def seat_markup(shared, seat: dict, you: dict | None, table: dict) -> Markup:
 
 def card(code: str | None) -> Markup:
     """A card's face (None: its back), the same for every viewer: made once per card and language."""
-    return _card(code, get_language())
-
-
-@lru_cache(maxsize=256)
-def _card(code: str | None, language: str) -> Markup:
-    return Markup(FRAGMENTS.macro("face")(code))
+    return FRAGMENTS.once("face", code)
 
 
 def bet_picker(table: dict) -> Markup:

@@ -15,14 +15,12 @@ recently asked for dropped first.
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import orjson
 from django.template.defaultfilters import floatformat, truncatechars
 from django.utils import translation
-from django.utils.translation import get_language
 from markupsafe import Markup
 
 from durak.table import Table
@@ -126,12 +124,7 @@ def region(name: str, context: dict[str, Any]) -> Markup:
 
 def card(code: str | None) -> Markup:
     """A card's face (None: its back), the same for every viewer: made once per card and language."""
-    return _card(code, get_language())
-
-
-@lru_cache(maxsize=256)
-def _card(code: str | None, language: str) -> Markup:
-    return Markup(FRAGMENTS.macro("face")(code))
+    return FRAGMENTS.once("face", code)
 
 
 FRAGMENTS = Fragments(

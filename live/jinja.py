@@ -10,7 +10,7 @@ The strings are Django's: `gettext` and friends of the active language (the requ
 collected into the catalogue by `make messages` (`cardroom`'s `makemessages` reads `.jinja` files too).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,16 @@ class Fragments:
     def __init__(self, env: Environment, template: str) -> None:
         self.env, self.template = env, template
         self._modules: dict[str | None, Any] = {}
+        self._made: dict[tuple, Markup] = {}  # `once`'s
+
+    def once(self, name: str, *arguments: Hashable) -> Markup:
+        """The macro `name` of `arguments`, made once per process and language: for markup that is a function
+        of its arguments alone and takes few values (a card's face)."""
+        key = (name, arguments, get_language())
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = Markup(self.macro(name)(*arguments))
+        return made
 
     def macro(self, name: str) -> Macro:
         language = get_language()
