@@ -192,8 +192,8 @@ class BlackjackActor(LiveTableActor):
         return rows.values_list("id", "version", "deadline", "owner", "lease_until")
 
     def _past_marks(self, command: flow.Command) -> flow.Command:
-        """The command as sent against the first load's marks if it was sent against the version they
-        replaced (`live.presence.CountingActor.past_marks`)."""
+        """The command as sent against the newest marks if it was sent against a version only marks replaced
+        (`live.presence.CountingActor.past_marks`)."""
         if isinstance(command, flow.Act):
             seen = self.past_marks(command.expected_version)
             if seen != command.expected_version:

@@ -146,8 +146,8 @@ class DurakActor(TableActor):
             _close_marked(table_id, reason)
 
     def _past_marks(self, command: Command) -> Command:
-        """The command as sent against the first load's marks if it was sent against the version they
-        replaced (`live.presence.CountingActor.past_marks`)."""
+        """The command as sent against the newest marks if it was sent against a version only marks replaced
+        (`live.presence.CountingActor.past_marks`)."""
         if isinstance(command, Expire):
             version = self.past_marks(command.version)
             return command if version == command.version else replace(command, version=version)

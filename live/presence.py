@@ -14,8 +14,9 @@ sockets of one that does not answer within `forward.REPLY_SECONDS`. Nothing here
 `CountingActor` is what every game's table actor does with that count (blackjack's `TableActor`, Durak's
 `DurakActor`): count a socket in its mailbox and write the seats' marks as the count says (the game's
 `mark_present`), forget a dead holder's sockets (`lost`), stay in its registry while it counts sockets, and
-at its first load mark every seated player gone until their sockets tell it again (`synced`), taking a
-command sent against the version those marks replaced as sent against theirs (`past_marks`).
+at its first load mark every seated player gone until their sockets tell it again (`synced`), and take a
+command sent against a version that only marks replaced as sent against the newest of them (`past_marks`):
+a player's socket dropping and coming back refuses nobody's action.
 """
 
 import asyncio
@@ -88,7 +89,8 @@ class CountingActor(Actor):
         self.connections = connections if connections is not None else Connections()
         #: Whether the seats' marks are still to be written as `connections` say (at the first load).
         self._unsynced = marks_on_load
-        #: The version the first load's marks replaced, and theirs (`past_marks`).
+        #: The versions written here since the last change that was not marks: the version the first of
+        #: those marks replaced, and the newest (`past_marks`); None when the last change was not marks.
         self._marked: tuple[int, int] | None = None
 
     def mark_present(self) -> int | None:
@@ -121,8 +123,8 @@ class CountingActor(Actor):
         without one are marked gone."""
         return await self._put(lambda: self.mark_present() if self.connections.lost(holder) else None)
 
-    def synced(self, version: int, mark: Callable[[], int | None]) -> None:
-        """The actor loaded the table at `version`: at its first load, `mark` writes the seats' marks as the
+    def synced(self, mark: Callable[[], int | None]) -> None:
+        """The actor loaded the table: at its first load, `mark` writes the seats' marks as the
         sockets counted here say, whatever the database holds. A new owner counts nobody yet (the previous
         owner's count died with it), so every seated player is marked gone from now; the sockets still open
         elsewhere tell it again when they see their player marked, and the others' grace period runs."""
@@ -130,20 +132,31 @@ class CountingActor(Actor):
             return
         self._unsynced = False  # also while the marks are decided: their own reload does not mark again
         try:
-            after = mark()
+            mark()
         except BaseException:
             self._unsynced = True
             raise
-        if after is not None:
-            self._marked = (version, after)
+
+    def written(self, before: int, after: int, *, marks: bool) -> None:
+        """A command took the table from version `before` to `after` here; `marks`: it only wrote the seats'
+        marks (`mark_present`)."""
+        if not marks:
+            self._marked = None
+            return
+        held = self._marked
+        self._marked = (held[0] if held is not None and held[1] == before else before, after)
 
     def past_marks(self, version):
-        """The version a command sent against `version` is taken as sent against: the first load's marks
-        change nothing a player decided on or a deadline was set for, so a command (or an expiry) sent
-        against the version they replaced is taken as sent against theirs, and a take-over refuses no action
-        and loses no deadline for them."""
+        """The version a command sent against `version` is taken as sent against: marks (who has a socket
+        open) change nothing a player decided on or a deadline was set for, so a command (or an expiry)
+        sent against a version that only marks replaced is taken as sent against the newest of them. A
+        player's dropped connection or a take-over (whose first load marks every seat) then refuses no
+        other player's action and loses no deadline. A retry of an applied action is still refused: its
+        version was replaced by the action itself."""
         marked = self._marked
-        return marked[1] if marked is not None and version == marked[0] else version
+        if type(version) is int and marked is not None and marked[0] <= version < marked[1]:
+            return marked[1]
+        return version
 
     def evict(self) -> None:
         """Idle: leave the registry, unless sockets are open at the table: their count is kept here."""

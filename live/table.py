@@ -137,13 +137,14 @@ class TableActor(CountingActor):
         `Refused` with nothing changed."""
         return await self._put(lambda: self.apply(command))
 
-    def apply(self, command: Any, *, now: datetime | None = None) -> int | None:
+    def apply(self, command: Any, *, now: datetime | None = None, marks: bool = False) -> int | None:
         """`handle`, its failures counted towards quarantine (`live.quarantine`)."""
-        return quarantine.watch(self.game, self.key, lambda: self.handle(command, now=now))
+        return quarantine.watch(self.game, self.key, lambda: self.handle(command, now=now, marks=marks))
 
-    def handle(self, command: Any, *, now: datetime | None = None) -> int | None:
+    def handle(self, command: Any, *, now: datetime | None = None, marks: bool = False) -> int | None:
         """Decide `command` on the state in memory and commit its outcome; load the table again and decide
-        again once if another writer moved it (the fence) or the command saw a newer version (`Behind`)."""
+        again once if another writer moved it (the fence) or the command saw a newer version (`Behind`).
+        `marks`: the command is `presence_command`'s (its version is one `past_marks` looks past)."""
         fenced = False
         for _ in range(2):
             fresh = self.state is None
@@ -162,6 +163,7 @@ class TableActor(CountingActor):
                 raise
             if outcome is None:
                 return None
+            before = self.version_of(state)  # (a game's commit may update `state` in place)
             try:
                 after = self.commit(state, outcome)
             except Stale:
@@ -171,6 +173,7 @@ class TableActor(CountingActor):
                 self.state = None
                 raise
             self.state = after
+            self.written(before, self.version_of(after), marks=marks)
             self.publish(state, outcome, after)
             return self.version_of(after)
         raise Refused("stale_version", "The table changed while this action was applied; try again.")
@@ -199,7 +202,7 @@ class TableActor(CountingActor):
                 self.state = None
 
     def mark_present(self, now: datetime | None = None) -> int | None:
-        return self.apply(self.presence_command(self.connections.users()), now=now)
+        return self.apply(self.presence_command(self.connections.users()), now=now, marks=True)
 
     def _loaded(self, now: datetime | None = None, *, fenced: bool = False) -> Any:
         """The state in memory; loaded, with the lease taken, if it is not. Raises `OwnedElsewhere` when
@@ -222,8 +225,7 @@ class TableActor(CountingActor):
                 raise
             self.state, self.epoch = state, epoch
             self.synced(
-                self.version_of(state),
-                lambda: self.handle(self.presence_command(self.connections.users()), now=now),
+                lambda: self.handle(self.presence_command(self.connections.users()), now=now, marks=True)
             )
         return self.state
 

@@ -117,6 +117,29 @@ def test_a_version_older_than_the_actors_is_refused_as_stale_without_a_query(tab
 
 
 @pytest.mark.django_db
+def test_a_turn_action_against_a_version_only_marks_replaced_is_applied_and_never_twice(
+    table, alice, bob, scripted_shoe
+):
+    """Bob's socket dropping and coming back (two versions of marks) does not make Alice's hit stale; the hit
+    resent after it was applied is refused, marks or not."""
+    scripted_shoe(table, deal_cards(["Ts", "6h"], ["8c", "8d"], dealer=["7c", "Kd"], then=["2s"]))
+    tell(table, alice, "sit", seat=1)
+    tell(table, bob, "sit", seat=2)
+    tell(table, alice, "bet", amount=10)
+    seen = tell(table, bob, "bet", amount=10)  # dealt: Alice's turn
+    actor = actors.actor_for(table.pk)
+    actor.count_socket(bob.pk, "tab", True)
+    assert actor.count_socket(bob.pk, "tab", False) == seen + 2
+    hit = actors.player_action(alice, {"action": "hit"}, seen)
+    assert actor.handle(hit) == seen + 3
+    actor.count_socket(bob.pk, "tab", True)  # marks after the hit
+    with pytest.raises(Refused) as refused:
+        actor.handle(hit)
+    assert refused.value.code == "stale_version"
+    assert len(actor.state.state.round.engine.seats[1].hands[0].cards) == 3
+
+
+@pytest.mark.django_db
 def test_a_refusal_writes_nothing_and_keeps_the_state(table, alice):
     tell(table, alice, "sit", seat=1)
     actor = actors.actor_for(table.pk)

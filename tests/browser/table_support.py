@@ -98,13 +98,16 @@ def version(page: Page) -> str:
 def act(page: Page, do: Callable[[], None], *watchers: Page) -> str:
     """Do something that changes the table on `page`; wait until it and every watcher show the new version.
 
-    Every action carries the version its page saw, so the next player acts on the state this one made.
+    Every action carries the version its page saw, so the next player acts on the state this one made; one
+    refused as stale (the table moved on before it arrived) fails here, saying so.
     """
     before = version(page)
     do()
     status = page.locator("#table-version")
     expect(status).not_to_have_attribute("data-v", before)
     after = version(page)
+    stale = page.locator("#flash .flash-stale_version")
+    assert not stale.count(), f"refused at version {before}: {stale.all_inner_texts()}"
     for other in watchers:
         expect(other.locator("#table-version")).to_have_attribute("data-v", after)
     return after

@@ -310,3 +310,21 @@ def test_a_table_closes_when_its_last_player_leaves_between_games(open_durak, al
     with pytest.raises(Refused, match="closed"):
         actor.handle(Sit(alice.pk, "Alice"))
     assert services.lobby_section(1) == {"durak_tables": []}
+
+
+def test_a_move_against_a_version_only_marks_replaced_is_applied_and_never_twice(open_durak, alice, bob):
+    """A player's socket dropping and coming back (two versions of marks) refuses no other player's move; a
+    move resent after it was applied is refused, marks or not."""
+    table = open_durak()
+    actor = seat_and_start(table, alice, bob)
+    state = actor.state.game.state
+    leader, other = (alice, bob) if state.attacker == 0 else (bob, alice)
+    seen = actor.state.version
+    actor.count_socket(other.pk, "tab", True)
+    assert actor.count_socket(other.pk, "tab", False) == seen + 2
+    command = Act(leader.pk, {"action": "attack", "card": state.hands[state.attacker][0]}, expected=seen)
+    assert actor.handle(command) == seen + 3
+    actor.count_socket(other.pk, "tab", True)  # marks after the move
+    with pytest.raises(Refused, match="moved on"):
+        actor.handle(command)
+    assert DurakAction.objects.count() == 1
