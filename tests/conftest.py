@@ -110,6 +110,18 @@ def _no_table_actors_kept():
     durak_actor.forget_actors()
 
 
+@pytest.fixture(autouse=True)
+def _no_clock_left():
+    """No deadline clock outlives its test in the tests' own process. The site's ASGI module starts one when
+    it is first imported with the timers on (a test under `LIVE_TIMERS=True` opening a socket in process):
+    left running, it swept the tables of the browser tests' server, which shares the database file and
+    renews no lease (its timers are off), and took them over, marking their players gone."""
+    yield
+    from live import clock
+
+    clock.stop()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests that need a service this run lacks skip. Under pytest-xdist (`make test` runs on every core) the
