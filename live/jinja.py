@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader
 from jinja2.runtime import Macro
 from markupsafe import Markup
 
-from cards.faces import card_face
+from live.faces import card_face
 from live.templatetags.live_ui import clock, iso, seconds_left
 
 

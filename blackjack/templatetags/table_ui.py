@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from blackjack import eventlog
 from blackjack.engine.rules import RuleSet
 from blackjack.house_edge import computed_house_edge
-from cards.faces import card_face
+from live.faces import card_face
 from live.templatetags.live_ui import clock, iso, seconds_left
 
 register = template.Library()

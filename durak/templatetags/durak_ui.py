@@ -10,10 +10,11 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext, gettext_noop, pgettext
 
-from cards.faces import RANK_LABELS, card_face
+from cards.faces import RANK_LABELS
 from durak.engine import RANKS, SUITS
 from durak.forms import QuickPlayForm
 from durak.models import OPTION_LABELS
+from live.faces import card_face
 
 register = template.Library()
 

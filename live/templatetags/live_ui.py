@@ -9,7 +9,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 from django.utils.translation import gettext_noop as _
 
-from cards.faces import card_face
+from live.faces import card_face
 from live.protocol import EMOTES
 
 register = template.Library()

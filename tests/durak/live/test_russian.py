@@ -2,6 +2,8 @@
 fragments of the socket in Russian, with the words players say at the table (Бито, Беру, Пас); English stays
 the default, and a Russian viewer's fragments never reach an English one. JSON for bots stays as it was."""
 
+import re
+
 import pytest
 from channels.db import database_sync_to_async
 from django.urls import reverse
@@ -57,6 +59,9 @@ def test_the_table_page_and_the_lobby_in_russian(client, alice, bob, open_durak)
     assert "Подкидной" in page
     assert "Ваши ходы" in page
     assert "Бито" in page or "Беру" in page or "Ходит" in page  # whoever moves first, in Russian
+    hand = re.findall(r'role="img" aria-label="([^"]+)" data-card', page)
+    assert len(hand) >= 6
+    assert all(re.fullmatch(r"\w+ (пик|червей|бубен|треф)", name) for name in hand)
     lobby = client.get(reverse("lobby")).text
     assert ">Лобби</a>" in lobby
     assert "Открыть стол в дурака" in lobby
