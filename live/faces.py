@@ -32,7 +32,7 @@ SUIT_NAMES = {
 def card_face(card: str | None) -> dict:
     """How to draw a card code (None: the card's back), its `label` in the active language."""
     face = drawn(card)
-    if face["hidden"]:
+    if not card:
         return {**face, "label": gettext("Face-down card")}
     names = {"rank": RANK_NAMES[card[0]], "suit": SUIT_NAMES[card[1]]}
     return {**face, "label": gettext("%(rank)s of %(suit)s") % names}
