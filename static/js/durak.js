@@ -199,13 +199,14 @@
 
   document.addEventListener('pointercancel', endDrag);
 
-  // Your turn: the tab's title says so, and a phone vibrates once (when it can and the player has not asked
-  // for reduced motion). Sound stays off.
+  // Your turn: the tab's title says so, in the status's own words (the page's language), and a phone vibrates
+  // once (when it can and the player has not asked for reduced motion). Sound stays off.
   var title = document.title;
   var wasMyTurn = false;
   function alertTurn() {
-    var mine = Boolean(document.querySelector('#durak-status .your-turn'));
-    document.title = mine ? '\u25CF Your move \u2013 ' + title : title;
+    var turn = document.querySelector('#durak-status .your-turn');
+    var mine = Boolean(turn);
+    document.title = mine ? '\u25CF ' + turn.textContent.trim() + ' \u2013 ' + title : title;
     if (mine && !wasMyTurn && navigator.vibrate && !window.matchMedia('(prefers-reduced-motion: reduce)').matches) {
       navigator.vibrate(120);
     }

@@ -25,6 +25,9 @@
 
   function banner() { return document.getElementById('connection'); }
 
+  // The banner's words are the page's (its language): its own text, and the flooding notice (data-flooded).
+  var RECONNECTING = banner() ? banner().textContent : '';
+
   function showBanner(text, lost) {
     var element = banner();
     if (!element) { return; }
@@ -43,10 +46,10 @@
     if (unloading) { return; }
     var code = event.detail.event ? event.detail.event.code : 0;
     if (code === POLICY_VIOLATION) {
-      showBanner('Disconnected: too many messages. Reload the page to continue.', true);
+      showBanner(banner() ? banner().dataset.flooded : '', true);
       return;
     }
-    showBanner('Reconnecting…', false);
+    showBanner(RECONNECTING, false);
     if (HTMX_RETRIES.indexOf(code) === -1 && event.detail.socketWrapper) {
       // A clean close (server restart, proxy timeout): try again with a growing, jittered delay.
       var delay = Math.min(MAX_RETRY_DELAY_MS, 500 * Math.pow(2, retries)) * (0.5 + Math.random() / 2);

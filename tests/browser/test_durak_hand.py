@@ -114,3 +114,18 @@ def test_a_card_with_two_moves_shows_its_moves_when_tapped(transactional_db, ope
     moves.first.click()
     expect(status).not_to_have_attribute("data-v", before)
     expect(page.locator("#durak-board .durak-last")).to_contain_text("Nina beats")
+
+
+def test_a_russian_player_s_turn_and_cards_are_told_in_russian(transactional_db, open_page):
+    """The tab's title takes the status's own words, and a screen reader reads the cards' Russian names."""
+    olga = make_player("olga", "Ольга")
+    olga.language = "ru"
+    olga.save(update_fields=["language"])
+    table, _ = defending_two_attacks(olga)
+    page = open_page(olga, viewport={"width": 390, "height": 844})
+    page.goto(f"/durak/{table.pk}/")
+    expect(page.locator("#durak-status")).to_contain_text("Ваш ход")
+    expect(page).to_have_title(re.compile("^\u25cf Ваш ход \u2013 "))
+    names = page.locator("#durak-hand [role=img]").evaluate_all("cards => cards.map(c => c.ariaLabel)")
+    assert names
+    assert all(re.fullmatch(r"\w+ (пик|червей|бубен|треф)", name) for name in names), names

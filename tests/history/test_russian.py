@@ -3,6 +3,8 @@ leaderboard, statistics, fairness, how to play, the open-table form), fetched by
 ru, show Russian and none of their main English labels; its refusals are translated by pattern, numbers kept,
 and reach a Russian connection in Russian while an English one keeps the game's words."""
 
+import re
+
 import pytest
 from channels.db import database_sync_to_async
 from django.urls import reverse
@@ -45,6 +47,9 @@ def test_the_blackjack_pages_and_the_chat_panel_in_russian(client, played, alice
     )
     assert 'placeholder="Скажите что-нибудь приятное"' in page
     assert ">Хорошая рука</button>" in page
+    # The connection banner's words, which the page's script shows (a lost connection, flooding).
+    assert 'data-flooded="Соединение разорвано: слишком много сообщений.' in page
+    assert re.search(r'id="connection"[^>]*>Переподключение', page)
     check(
         client.get(reverse("blackjack_history")).text,
         ["История раздач", "1 раздача", "Отобрать", "Выгрузить:"],
