@@ -1,5 +1,6 @@
-"""How a card is drawn and read out, for every game's pages: a card code ("As", "Td"; rank from
-`A23456789TJQK`, suit from `shdc`) to its corner rank, suit symbol, colour and spoken name."""
+"""How a card is drawn, for every game's pages: a card code ("As", "Td"; rank from `A23456789TJQK`, suit from
+`shdc`) to its corner rank, suit symbol and colour. Its spoken name, in the viewer's language, is
+`live.faces`'s; the English names here are what the load tester reads pages by."""
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 SUIT_NAMES = {"s": "spades", "h": "hearts", "d": "diamonds", "c": "clubs"}
@@ -13,12 +14,11 @@ RANK_NAMES = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"} | 
 def card_face(card: str | None) -> dict:
     """How to draw a card code; None (a face-down card) gives the card back."""
     if not card:
-        return {"hidden": True, "label": "Face-down card"}
+        return {"hidden": True}
     rank, suit = card[0], card[1]
     return {
         "hidden": False,
         "rank": RANK_LABELS[rank],
         "suit": SUIT_SYMBOLS[suit],
         "colour": "red" if suit in "hd" else "black",
-        "label": f"{RANK_NAMES[rank]} of {SUIT_NAMES[suit]}",
     }

@@ -1,5 +1,5 @@
-"""A card's face as every game's pages draw it, in the viewer's language: `cards.faces` (pure, English) with
-its spoken name, what a screen reader reads out, translated by Django's i18n ("Queen of hearts"; in Russian
+"""A card's face as every game's pages draw it: `cards.faces` (pure: rank, suit, colour) with its spoken name,
+what a screen reader reads out, in the viewer's language by Django's i18n ("Queen of hearts"; in Russian
 "Дама червей")."""
 
 from django.utils.translation import gettext, pgettext_lazy
